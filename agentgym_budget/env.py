@@ -1,0 +1,339 @@
+"""The environment contract shared by every task family: :class:`TextEnv`.
+
+A :class:`TextEnv` is a ``gymnasium.Env[str, str]``. Its contract, which the
+conformance suite in :mod:`agentgym_budget.testing` checks for every registered id:
+
+Spaces
+    ``observation_space`` and ``action_space`` are :class:`gymnasium.spaces.Text`
+    over :data:`agentgym_budget.text.CHARSET` (printable ASCII, newline, tab).
+    Observations are normalised into it (:func:`agentgym_budget.text.normalize_text`)
+    and hold at most :data:`~agentgym_budget.text.OBSERVATION_MAX_LENGTH` characters.
+
+``reset(seed=None, options=None)``
+    The seed picks the task from the env's split through ``np_random`` (same seed,
+    same task, same trajectory); ``options={"task": task_id_or_index}`` picks one
+    explicitly. Any other option raises :class:`~agentgym_budget.errors.InvalidOptionError`
+    (wrappers consume their own options, e.g. ``max_turns`` for ``TurnBudget``).
+
+``step(action)``
+    ``action`` must be a ``str`` (else :class:`~agentgym_budget.errors.InvalidActionError`).
+    It is sanitised for the engine by the family; any string is one normal turn with
+    the game's feedback. ``terminated`` is ``True`` once the task is won or lost;
+    ``truncated`` is always ``False`` here (budgets are wrappers). Stepping before
+    ``reset`` or after termination raises :class:`~agentgym_budget.errors.EpisodeOverError`.
+    The reward is family-specific and documented by each family.
+
+``info``
+    Always :data:`~agentgym_budget.info_keys.STANDARD_INFO_KEYS` plus the opt-in keys
+    requested with ``info_keys=...`` at construction.
+
+``get_state()`` / ``set_state(state)``
+    An immutable :class:`~agentgym_budget.state.TextEnvState`; restoring it makes the
+    following observations, rewards and infos equal to those of a fresh replay of the
+    same actions. Families with a native engine state restore it directly; the others
+    reset with the same engine seed and replay the action log.
+
+Families implement the hooks ``_list_tasks``, ``_begin``, ``_act`` and optionally
+``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine`` and ``_close_engine``.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gymnasium as gym
+from gymnasium.utils import EzPickle, seeding
+
+from agentgym_budget import text
+from agentgym_budget.errors import (
+    EpisodeOverError,
+    InvalidActionError,
+    InvalidOptionError,
+    SnapshotMismatchError,
+    UnknownSplitError,
+    UnknownTaskError,
+)
+from agentgym_budget.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
+from agentgym_budget.state import TextEnvState
+
+__all__ = ["TextEnv", "Turn"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What a task family's engine reports after a reset or a command.
+
+    Attributes:
+        observation: Text shown to the agent (normalised by :class:`TextEnv`).
+        reward: Reward of this turn (``0.0`` after a reset).
+        won: The task is completed.
+        lost: The task failed irrecoverably.
+        progress: Step-level progress signal in [0, 1].
+        admissible_actions: Commands the engine accepts now, sorted.
+        goal: The task text.
+        extras: Values of the opt-in ``info`` keys that were requested.
+    """
+
+    observation: str
+    reward: float
+    won: bool
+    lost: bool
+    progress: float
+    admissible_actions: tuple[str, ...]
+    goal: str
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+
+class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
+    """Base class of every agentgym-budget environment (see the module docstring).
+
+    Args:
+        split: Which task split to draw tasks from (see the family's ``splits``).
+        info_keys: Opt-in ``info`` keys (see ``optional_info_keys``).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the last observation) or
+            ``"human"`` (``render()`` prints it).
+
+    Subclasses call ``EzPickle.__init__(self, **their_kwargs)`` so :meth:`clone` can rebuild them.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    splits: ClassVar[tuple[str, ...]] = ("train", "valid", "test")
+    optional_info_keys: ClassVar[Mapping[str, str]] = EXPERT_INFO_KEYS
+    blocked_feedback: ClassVar[str] = "That command is not available in this game."
+
+    def __init__(self, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None) -> None:
+        if split not in self.splits:
+            raise UnknownSplitError.for_split(split, self.splits, type(self).__name__)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise InvalidOptionError(
+                f"Unknown render_mode {render_mode!r}; expected None or one of {self.metadata['render_modes']}."
+            )
+        self.split = split
+        self.render_mode = render_mode
+        self.info_keys = resolve_info_keys(info_keys, self.optional_info_keys, type(self).__name__)
+        self.observation_space = text.observation_space()
+        self.action_space = text.action_space()
+        self._task_ids: tuple[str, ...] | None = None
+        self._task_id: str | None = None
+        self._engine_seed = 0
+        self._actions: list[str] = []
+        self._last_turn: Turn | None = None
+        self._episode_over = False
+
+    # ------------------------------------------------------------------ family hooks
+    @abc.abstractmethod
+    def _list_tasks(self) -> Sequence[str]:
+        """Return the task ids of ``self.split`` in a fixed order."""
+
+    @abc.abstractmethod
+    def _begin(self, task_id: str, engine_seed: int) -> Turn:
+        """Start ``task_id`` in the engine (seeded with ``engine_seed``) and return the first turn."""
+
+    @abc.abstractmethod
+    def _act(self, command: str) -> Turn:
+        """Send one sanitised command to the engine and return the resulting turn."""
+
+    def _sanitize(self, action: str) -> str | None:
+        """Rewrite ``action`` for the engine; ``None`` blocks it (a no-op turn with ``blocked_feedback``)."""
+        return action
+
+    def _config(self) -> Mapping[str, Any]:
+        """Parameters that define the task set (they form part of :attr:`env_key`)."""
+        return {}
+
+    def _save_engine(self) -> Any | None:
+        """Return the engine's native state, or ``None`` to restore by replay."""
+        return None
+
+    def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
+        """Put the engine in ``engine_state`` (saved by :meth:`_save_engine` on ``task_id``)."""
+        raise NotImplementedError
+
+    def _close_engine(self) -> None:
+        """Release the engine's resources (must be idempotent)."""
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def task_ids(self) -> tuple[str, ...]:
+        """Task ids of this env's split, in a fixed order."""
+        if self._task_ids is None:
+            self._task_ids = tuple(self._list_tasks())
+        return self._task_ids
+
+    @property
+    def task_id(self) -> str | None:
+        """The task of the current episode (``None`` before the first reset)."""
+        return self._task_id
+
+    @property
+    def env_key(self) -> tuple[Any, ...]:
+        """Identity of this env's configuration; states only restore into envs with the same key."""
+        return (type(self).__qualname__, *sorted((k, repr(v)) for k, v in self._config().items()))
+
+    @property
+    def name(self) -> str:
+        """The registered id when made with ``gym.make``, else the class name."""
+        return self.spec.id if self.spec is not None else type(self).__name__
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        task_id = self._select_task(options)
+        engine_seed = int(self.np_random.integers(1, 2**31 - 1))
+        turn = self._begin(task_id, engine_seed)
+        self._task_id, self._engine_seed = task_id, engine_seed
+        self._actions = []
+        self._episode_over = False
+        return self._emit(turn)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not isinstance(action, str):
+            raise InvalidActionError.for_action(action)
+        if self._task_id is None or self._last_turn is None:
+            raise EpisodeOverError(f"{self.name}: call reset() before step().")
+        if self._episode_over:
+            outcome = "won" if self._last_turn.won else "lost"
+            raise EpisodeOverError(
+                f"{self.name}: the episode on task {self._task_id!r} is over ({outcome} after "
+                f"{len(self._actions)} actions); call reset() to start a new one."
+            )
+        turn = self._advance(action)
+        self._actions.append(action)
+        self._episode_over = turn.won or turn.lost
+        observation, info = self._emit(turn)
+        return observation, float(turn.reward), self._episode_over, False, info
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn(f"{self.name}: render() called without a render_mode; pass render_mode='ansi'.")
+            return None
+        screen = self._last_turn.observation if self._last_turn is not None else ""
+        if self.render_mode == "human":
+            print(screen)
+            return None
+        return screen
+
+    def close(self) -> None:
+        self._close_engine()
+        super().close()
+
+    # ------------------------------------------------------------------ snapshots
+    def get_state(self) -> TextEnvState:
+        """Return the immutable state of the current episode (see the module docstring).
+
+        Raises:
+            EpisodeOverError: No episode was started yet.
+        """
+        if self._task_id is None or self._last_turn is None:
+            raise EpisodeOverError(f"{self.name}: call reset() before get_state(); there is no episode yet.")
+        return TextEnvState(
+            env_key=self.env_key,
+            task_id=self._task_id,
+            engine_seed=self._engine_seed,
+            actions=tuple(self._actions),
+            last_turn=self._last_turn,
+            episode_over=self._episode_over,
+            rng_state=copy.deepcopy(self.np_random.bit_generator.state),
+            engine=self._save_engine(),
+        )
+
+    def set_state(self, state: TextEnvState) -> None:
+        """Restore a state returned by :meth:`get_state` (of this env or an identical one).
+
+        Raises:
+            SnapshotMismatchError: ``state`` is not a ``TextEnvState``, comes from an env with
+                another configuration, or its task is not in this env's task set.
+        """
+        self.check_state(state)
+        if state.engine is not None:
+            self._load_engine(state.task_id, state.engine_seed, state.engine)
+        else:
+            self._begin(state.task_id, state.engine_seed)
+            for action in state.actions:
+                command = self._sanitize(action)
+                if command is not None:
+                    self._act(command)
+        if self._np_random is None:
+            self._np_random, _ = seeding.np_random()
+        self.np_random.bit_generator.state = copy.deepcopy(state.rng_state)
+        self._task_id, self._engine_seed = state.task_id, state.engine_seed
+        self._actions = list(state.actions)
+        self._last_turn = state.last_turn
+        self._episode_over = state.episode_over
+
+    def check_state(self, state: object) -> None:
+        """Raise :class:`SnapshotMismatchError` if ``state`` cannot be restored into this env."""
+        if not isinstance(state, TextEnvState):
+            raise SnapshotMismatchError(
+                f"{self.name}: expected a TextEnvState from get_state(), got {type(state).__name__}."
+            )
+        if state.env_key != self.env_key:
+            raise SnapshotMismatchError(
+                f"{self.name}: the state was taken on an env configured as {state.env_key}, "
+                f"but this env is configured as {self.env_key}. Restore it into an env made with "
+                "the same id and arguments (StateSnapshot.fork makes one)."
+            )
+        if state.task_id not in self._task_index():
+            raise SnapshotMismatchError(
+                f"{self.name}: the state's task {state.task_id!r} is not in this env's "
+                f"{self.split!r} split ({len(self.task_ids)} tasks)."
+            )
+
+    def clone(self) -> TextEnv:
+        """Return a new env with the same constructor arguments and spec (not the same state)."""
+        twin = type(self)(*self._ezpickle_args, **self._ezpickle_kwargs)
+        twin.spec = self.spec
+        return twin
+
+    # ------------------------------------------------------------------ internals
+    def _task_index(self) -> Mapping[str, int]:
+        index = getattr(self, "_task_positions", None)
+        if index is None:
+            index = self._task_positions = {task: i for i, task in enumerate(self.task_ids)}
+        return index
+
+    def _select_task(self, options: Mapping[str, Any] | None) -> str:
+        options = dict(options or {})
+        task = options.pop("task", None)
+        if options:
+            raise InvalidOptionError(
+                f"{self.name}: unknown reset option(s) {sorted(options)}; this env understands 'task'. "
+                "Wrapper options such as 'max_turns' need their wrapper (TurnBudget) in the stack."
+            )
+        tasks = self.task_ids
+        if task is None:
+            return tasks[int(self.np_random.integers(len(tasks)))]
+        if isinstance(task, int) and not isinstance(task, bool):
+            if not -len(tasks) <= task < len(tasks):
+                raise UnknownTaskError(f"{self.name}: task index {task} is out of range for {len(tasks)} tasks.")
+            return tasks[task]
+        if task not in self._task_index():
+            raise UnknownTaskError.for_task(task, tasks, f"{self.name} (split {self.split!r})")
+        return task
+
+    def _advance(self, action: str) -> Turn:
+        command = self._sanitize(action)
+        if command is None:
+            return dataclasses.replace(self._last_turn, observation=self.blocked_feedback, reward=0.0)
+        return self._act(command)
+
+    def _emit(self, turn: Turn) -> tuple[str, dict[str, Any]]:
+        turn = dataclasses.replace(turn, observation=text.normalize_text(turn.observation))
+        self._last_turn = turn
+        info: dict[str, Any] = {
+            "admissible_actions": list(turn.admissible_actions),
+            "won": bool(turn.won),
+            "lost": bool(turn.lost),
+            "progress": float(turn.progress),
+            "task_id": self._task_id,
+            "goal": turn.goal,
+        }
+        for key in self.info_keys:
+            value = turn.extras.get(key)
+            info[key] = list(value) if isinstance(value, (list, tuple)) else value
+        return turn.observation, info

@@ -1,0 +1,112 @@
+"""Registering environment ids with Gymnasium, and looking them up with helpful errors.
+
+Every id lives in the ``agentgym_budget`` namespace and is registered when
+``agentgym_budget`` is imported (entry points are strings, so no engine is imported
+until an env is made)::
+
+    import gymnasium as gym
+    import agentgym_budget
+    env = gym.make("agentgym_budget/TextWorld-Cooking-v0", difficulty=3)
+
+Third-party code that never imports the package can still write
+``gym.make("agentgym_budget:agentgym_budget/TextWorld-Cooking-v0")``; Gymnasium imports the
+module before the ``:`` first. :func:`make` accepts the same ids (with or without the
+namespace) and, for an unknown id, raises :class:`~agentgym_budget.errors.UnknownEnvIdError`
+naming the closest registered ids.
+
+Example:
+    >>> import agentgym_budget
+    >>> "agentgym_budget/TextWorld-Cooking-v0" in registered_ids()
+    True
+    >>> make("TextWorld-Cookin-v0")
+    Traceback (most recent call last):
+    ...
+    agentgym_budget.errors.UnknownEnvIdError: Unknown environment id 'TextWorld-Cookin-v0'. Did you mean 'agentgym_budget/TextWorld-Cooking-v0'? ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from agentgym_budget.errors import UnknownEnvIdError
+
+__all__ = ["NAMESPACE", "EnvIdInfo", "env_info", "make", "register_env", "registered_ids", "resolve_id"]
+
+NAMESPACE = "agentgym_budget"
+
+
+@dataclass(frozen=True)
+class EnvIdInfo:
+    """What the package knows about one registered id (for listings and docs).
+
+    Attributes:
+        id: Full Gymnasium id, ``agentgym_budget/<name>``.
+        family: Task family (``"textworld"``, ...).
+        entry_point: ``module:Class`` of the environment.
+        description: One line on what the agent does.
+        splits: Split names accepted by ``split=...``.
+        kwargs: Default constructor arguments registered with the id.
+    """
+
+    id: str
+    family: str
+    entry_point: str
+    description: str
+    splits: tuple[str, ...]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+_CATALOG: dict[str, EnvIdInfo] = {}
+
+
+def register_env(
+    name: str,
+    entry_point: str,
+    *,
+    family: str,
+    description: str,
+    splits: tuple[str, ...] = ("train", "valid", "test"),
+    kwargs: Mapping[str, Any] | None = None,
+) -> EnvIdInfo:
+    """Register ``agentgym_budget/<name>`` with Gymnasium (idempotent) and in the package catalog."""
+    env_id = f"{NAMESPACE}/{name}"
+    info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}))
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}))
+    _CATALOG[env_id] = info
+    return info
+
+
+def registered_ids(family: str | None = None) -> list[str]:
+    """All registered ids (of one family if given), sorted."""
+    return sorted(i for i, info in _CATALOG.items() if family is None or info.family == family)
+
+
+def resolve_id(env_id: str) -> str:
+    """Return the full registered id for ``env_id`` (namespace and ``module:`` prefix optional).
+
+    Raises:
+        UnknownEnvIdError: No registered id matches; the message suggests the closest ones.
+    """
+    if not isinstance(env_id, str):
+        raise UnknownEnvIdError(f"Environment ids are strings like '{NAMESPACE}/TextWorld-Cooking-v0', got {env_id!r}.")
+    name = env_id.split(":", 1)[1] if ":" in env_id else env_id
+    candidates = [name, f"{NAMESPACE}/{name}"]
+    for candidate in candidates:
+        if candidate in _CATALOG:
+            return candidate
+    raise UnknownEnvIdError.for_id(env_id, _CATALOG)
+
+
+def env_info(env_id: str) -> EnvIdInfo:
+    """The :class:`EnvIdInfo` of ``env_id`` (see :func:`resolve_id` for accepted spellings)."""
+    return _CATALOG[resolve_id(env_id)]
+
+
+def make(env_id: str, **kwargs: Any) -> gym.Env:
+    """``gymnasium.make`` for agentgym-budget ids, with a did-you-mean error for unknown ids."""
+    return gym.make(resolve_id(env_id), **kwargs)

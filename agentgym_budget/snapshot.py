@@ -1,0 +1,191 @@
+"""Snapshot, restore and clone whole environment stacks, through every wrapper.
+
+:func:`get_state` walks the stack from the given env down to the base env and
+collects one part per layer:
+
+* the base env's part comes from its ``get_state()`` (every
+  :class:`~agentgym_budget.env.TextEnv` has one);
+* a wrapper that defines ``get_wrapper_state()`` / ``set_wrapper_state(part)``
+  (all agentgym-budget wrappers do) provides its own part;
+* any other wrapper (Gymnasium's ``OrderEnforcing``, ``PassiveEnvChecker``,
+  ``TimeLimit``, ``RecordEpisodeStatistics``, ...) is captured by deep-copying its
+  plain attributes (counters, flags, buffers), leaving out the wrapped env and spaces.
+
+:func:`set_state` checks that the stack has the same layers and restores the base
+first, then the wrappers from the inside out. :func:`clone` rebuilds the same stack
+on a fresh base env (from the base's :meth:`~agentgym_budget.env.TextEnv.clone` or
+its Gymnasium spec, and each wrapper's recorded constructor arguments).
+
+Example:
+    >>> import gymnasium as gym
+    >>> import agentgym_budget
+    >>> from agentgym_budget.wrappers import TurnBudget
+    >>> env = TurnBudget(gym.make("agentgym_budget/TextWorld-CoinCollector-v0"), max_turns=5)
+    >>> _ = env.reset(seed=1)
+    >>> state = get_state(env)
+    >>> first = env.step("go north")
+    >>> set_state(env, state)
+    >>> env.step("go north")[0] == first[0]
+    True
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
+from gymnasium.utils import RecordConstructorArgs
+
+from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
+from agentgym_budget.state import EnvState
+
+__all__ = ["clone", "fingerprint", "get_state", "layers", "set_state", "supports_native_state"]
+
+_NOT_STATE = frozenset(
+    {"env", "_action_space", "_observation_space", "_metadata", "_cached_spec", "_saved_kwargs", "_reward_range"}
+)
+
+
+def layers(env: gym.Env) -> list[gym.Env]:
+    """Return the layers of ``env``, outermost first; the last one is ``env.unwrapped``."""
+    stack = [env]
+    while isinstance(stack[-1], gym.Wrapper):
+        stack.append(stack[-1].env)
+    return stack
+
+
+def _name(layer: gym.Env) -> str:
+    return f"{type(layer).__module__}.{type(layer).__qualname__}"
+
+
+def fingerprint(env: gym.Env) -> tuple[Any, ...]:
+    """Identity of a stack: its layer classes and the base env's configuration."""
+    stack = layers(env)
+    base = stack[-1]
+    key = getattr(base, "env_key", None)
+    if key is None:
+        spec = base.spec
+        key = (spec.id, repr(sorted(spec.kwargs.items()))) if spec is not None else (_name(base),)
+    return (tuple(_name(layer) for layer in stack), key)
+
+
+def _wrapper_part(wrapper: gym.Wrapper) -> Any:
+    getter = getattr(type(wrapper), "get_wrapper_state", None)
+    if getter is not None:
+        return getter(wrapper)
+    part = {}
+    for attribute, value in vars(wrapper).items():
+        if attribute in _NOT_STATE or isinstance(value, (gym.Env, gym.Space)):
+            continue
+        try:
+            part[attribute] = copy.deepcopy(value)
+        except Exception as err:
+            raise SnapshotUnsupportedError(
+                f"Cannot snapshot wrapper {type(wrapper).__name__}: its attribute {attribute!r} "
+                f"({type(value).__name__}) cannot be copied ({err}). Give the wrapper "
+                "get_wrapper_state()/set_wrapper_state(part) methods, or use StateSnapshot(mode='replay')."
+            ) from err
+    return part
+
+
+def _restore_wrapper_part(wrapper: gym.Wrapper, part: Any) -> None:
+    setter = getattr(type(wrapper), "set_wrapper_state", None)
+    if setter is not None:
+        setter(wrapper, part)
+        return
+    for attribute, value in part.items():
+        setattr(wrapper, attribute, copy.deepcopy(value))
+
+
+def supports_native_state(env: gym.Env) -> bool:
+    """Whether the base env of ``env`` has ``get_state``/``set_state``."""
+    base = env.unwrapped
+    return callable(getattr(base, "get_state", None)) and callable(getattr(base, "set_state", None))
+
+
+def get_state(env: gym.Env) -> EnvState:
+    """Capture the state of ``env`` and every layer below it.
+
+    Raises:
+        SnapshotUnsupportedError: The base env has no ``get_state`` or a wrapper cannot be copied.
+    """
+    stack = layers(env)
+    if not supports_native_state(env):
+        raise SnapshotUnsupportedError(
+            f"{_name(stack[-1])} has no get_state()/set_state(); wrap the stack in "
+            "StateSnapshot(env, mode='replay') to snapshot it by replaying actions."
+        )
+    parts = [_wrapper_part(layer) for layer in stack[:-1]]
+    parts.append(stack[-1].get_state())
+    return EnvState(stack=tuple(_name(layer) for layer in stack), parts=tuple(parts))
+
+
+def set_state(env: gym.Env, state: EnvState) -> None:
+    """Restore ``state`` (from :func:`get_state`) into ``env`` and every layer below it.
+
+    Raises:
+        SnapshotMismatchError: ``state`` is not a native :class:`EnvState`, was taken on a stack
+            with other layers, or on a base env that cannot hold its task.
+    """
+    if not isinstance(state, EnvState) or not state.is_native:
+        raise SnapshotMismatchError(
+            f"Expected a native EnvState from get_state(), got {type(state).__name__}"
+            + (" holding a replay log (restore it with StateSnapshot.restore)." if isinstance(state, EnvState) else ".")
+        )
+    stack = layers(env)
+    names = tuple(_name(layer) for layer in stack)
+    if names != state.stack:
+        raise SnapshotMismatchError(
+            f"The snapshot was taken on the stack {' > '.join(n.rsplit('.', 1)[-1] for n in state.stack)} "
+            f"but is restored into {' > '.join(n.rsplit('.', 1)[-1] for n in names)}; "
+            "restore into an env with the same wrappers (StateSnapshot.fork builds one)."
+        )
+    base = stack[-1]
+    check = getattr(base, "check_state", None)
+    if check is not None:
+        check(state.parts[-1])
+    base.set_state(state.parts[-1])
+    for layer, part in zip(reversed(stack[:-1]), reversed(state.parts[:-1]), strict=True):
+        _restore_wrapper_part(layer, part)
+
+
+def _clone_base(base: gym.Env) -> gym.Env:
+    if callable(getattr(base, "clone", None)):
+        return base.clone()
+    spec = base.spec
+    if spec is None or spec.entry_point is None:
+        raise SnapshotUnsupportedError(
+            f"Cannot clone {_name(base)}: it has no clone() method and no Gymnasium spec. "
+            "Make it with gymnasium.make(...) so its constructor arguments are known."
+        )
+    creator = load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+    kwargs = dict(spec.kwargs)
+    if base.render_mode is not None:
+        kwargs["render_mode"] = base.render_mode
+    twin = creator(**kwargs)
+    twin.spec = spec
+    return twin
+
+
+def clone(env: gym.Env) -> gym.Env:
+    """Build the same stack as ``env`` (same wrapper classes and arguments) on a fresh base env.
+
+    The clone starts in its initial, never-reset state; restore a snapshot into it to
+    move it anywhere (``StateSnapshot.fork`` does both).
+
+    Raises:
+        SnapshotUnsupportedError: The base env cannot be rebuilt, or a wrapper does not record
+            its constructor arguments (``gymnasium.utils.RecordConstructorArgs``).
+    """
+    stack = layers(env)
+    twin = _clone_base(stack[-1])
+    for layer in reversed(stack[:-1]):
+        if not isinstance(layer, RecordConstructorArgs):
+            raise SnapshotUnsupportedError(
+                f"Cannot clone wrapper {type(layer).__name__}: it does not record its constructor "
+                "arguments. Derive it from gymnasium.utils.RecordConstructorArgs."
+            )
+        twin = type(layer)(twin, **layer._saved_kwargs)
+    return twin

@@ -1,0 +1,12 @@
+"""Task families. Importing this package registers every family's ids with Gymnasium.
+
+Each family is a subpackage that registers its own ids on import:
+
+* :mod:`agentgym_budget.tasks.textworld`: TextWorld games (generated or from files).
+"""
+
+from __future__ import annotations
+
+from agentgym_budget.tasks import textworld
+
+__all__ = ["textworld"]

@@ -1,0 +1,303 @@
+"""TextWorld environments: generated games (by challenge) and user-provided game files.
+
+Every env here plays ``.z8`` games through :class:`~.engine.TextWorldEngine` and
+follows the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics:
+
+* reward: the game score gained this turn (episode return = final score);
+* ``progress``: ``score / max_score`` (``1.0`` once won when a game has no score);
+* ``won`` / ``lost``: TextWorld's end-of-game messages;
+* ``goal``: the game's objective text;
+* opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` (TextWorld's winning policy,
+  re-planned from the current state), ``score``, ``max_score``, ``moves``, ``inventory``,
+  ``description`` and ``facts`` (sorted);
+* observations drop TextWorld's ASCII-art banner and the interpreter's prompt / status line;
+* commands are sanitised by :func:`~.commands.sanitize_command` (one command per turn,
+  interpreter meta-commands blocked).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import textworld
+from gymnasium.utils import EzPickle
+
+from agentgym_budget.env import TextEnv, Turn
+from agentgym_budget.errors import DataError
+from agentgym_budget.info_keys import EXPERT_INFO_KEYS
+from agentgym_budget.tasks.textworld import games
+from agentgym_budget.tasks.textworld.commands import sanitize_command
+from agentgym_budget.tasks.textworld.engine import TextWorldEngine
+
+__all__ = [
+    "CoinCollectorEnv",
+    "CookingEnv",
+    "CustomEnv",
+    "FileEnv",
+    "GeneratedGameEnv",
+    "SimpleEnv",
+    "TextWorldEnv",
+    "TreasureHunterEnv",
+]
+
+TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
+    **EXPERT_INFO_KEYS,
+    "score": "the game score so far (int)",
+    "max_score": "the highest reachable score (int)",
+    "moves": "moves that changed the game state (int)",
+    "inventory": "the inventory text",
+    "description": "the current room description",
+    "facts": "the true facts of the game state, human readable and sorted (list[str])",
+}
+
+_PROMPT_LINE = re.compile(r"\n>[^\n]*\Z")
+_BANNER_CHARS = frozenset(" _|\\/$<>")
+
+
+def _clean_feedback(feedback: str, *, first: bool) -> str:
+    text = _PROMPT_LINE.sub("", feedback)
+    if first:
+        lines = text.split("\n")
+        while lines and set(lines[0]) <= _BANNER_CHARS:
+            lines.pop(0)
+        text = "\n".join(lines)
+    return text
+
+
+class TextWorldEnv(TextEnv):
+    """Base of the TextWorld envs: plays ``.z8`` games; subclasses say which games form the task set."""
+
+    optional_info_keys: ClassVar[Mapping[str, str]] = TEXTWORLD_INFO_KEYS
+
+    def __init__(self, *, split: str, info_keys: Any = None, render_mode: str | None = None) -> None:
+        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
+        keys = self.info_keys
+        self._engine = TextWorldEngine(
+            textworld.EnvInfos(
+                admissible_commands=True,
+                score=True,
+                max_score=True,
+                won=True,
+                lost=True,
+                objective=True,
+                policy_commands=bool(keys & {"expert_action", "expert_plan"}),
+                moves="moves" in keys,
+                inventory="inventory" in keys,
+                description="description" in keys,
+                facts="facts" in keys,
+            )
+        )
+
+    def _game_path(self, task_id: str) -> str:
+        """The ``.z8`` file of ``task_id``."""
+        raise NotImplementedError
+
+    def _begin(self, task_id: str, engine_seed: int) -> Turn:
+        self._engine.load(self._game_path(task_id))
+        return self._turn(self._engine.reset(engine_seed), 0, first=True)
+
+    def _act(self, command: str) -> Turn:
+        state, gained = self._engine.step(command)
+        return self._turn(state, gained)
+
+    def _sanitize(self, action: str) -> str | None:
+        return sanitize_command(action)
+
+    def _save_engine(self) -> Any:
+        return self._engine.save()
+
+    def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
+        self._engine.restore(engine_state)
+
+    def _close_engine(self) -> None:
+        self._engine.close()
+
+    def _turn(self, state: textworld.GameState, reward: int, *, first: bool = False) -> Turn:
+        score = state.get("score") or 0
+        max_score = state.get("max_score") or 0
+        won = bool(state.get("won"))
+        progress = min(1.0, max(0.0, score / max_score)) if max_score > 0 else float(won)
+        extras: dict[str, Any] = {}
+        keys = self.info_keys
+        if keys & {"expert_action", "expert_plan"}:
+            plan = list(state.get("policy_commands") or [])
+            extras["expert_plan"] = plan
+            extras["expert_action"] = plan[0] if plan else None
+        for key in ("score", "max_score", "moves", "inventory", "description"):
+            if key in keys:
+                extras[key] = state.get(key)
+        if "facts" in keys:
+            extras["facts"] = sorted(state.get("facts") or [])
+        return Turn(
+            observation=_clean_feedback(state.feedback or "", first=first),
+            reward=float(reward),
+            won=won,
+            lost=bool(state.get("lost")),
+            progress=progress,
+            admissible_actions=tuple(state.get("admissible_commands") or ()),
+            goal=state.get("objective") or "",
+            extras=extras,
+        )
+
+
+class GeneratedGameEnv(TextWorldEnv):
+    """TextWorld games generated from a :class:`~.games.GameRecipe`; task ``<prefix>-<seed>``.
+
+    The task set of a split is its seed range (:data:`~.games.SPLIT_SEEDS`). Games are
+    generated the first time they are played and cached on disk.
+    """
+
+    def __init__(
+        self,
+        recipe: games.GameRecipe,
+        prefix: str,
+        *,
+        split: str = "train",
+        info_keys: Any = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if not hasattr(self, "_ezpickle_kwargs"):
+            EzPickle.__init__(self, recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode)
+        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
+        self.recipe = recipe
+        self.prefix = prefix
+        self._paths: dict[str, str] = {}
+
+    def _config(self) -> Mapping[str, Any]:
+        return {"recipe": self.recipe}
+
+    def _list_tasks(self) -> Sequence[str]:
+        return [f"{self.prefix}-{seed}" for seed in games.split_seeds(self.split)]
+
+    def _game_path(self, task_id: str) -> str:
+        path = self._paths.get(task_id)
+        if path is None:
+            seed = int(task_id.rsplit("-", 1)[1])
+            split = next(name for name, seeds in games.SPLIT_SEEDS.items() if seed in seeds)
+            path = self._paths[task_id] = str(games.generate_game(self.recipe, seed, split))
+        return path
+
+
+class CookingEnv(GeneratedGameEnv):
+    """``TextWorld-Cooking-v0``: cook a recipe (First TextWorld Problems style), ``difficulty`` 1-7."""
+
+    def __init__(
+        self, difficulty: int = 3, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None
+    ):
+        EzPickle.__init__(self, difficulty=difficulty, split=split, info_keys=info_keys, render_mode=render_mode)
+        recipe = games.cooking_recipe(difficulty)
+        super().__init__(recipe, f"cooking-d{difficulty}", split=split, info_keys=info_keys, render_mode=render_mode)
+
+
+class CoinCollectorEnv(GeneratedGameEnv):
+    """``TextWorld-CoinCollector-v0``: navigate to a coin and take it, ``level`` 1-300."""
+
+    def __init__(self, level: int = 1, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None):
+        EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode)
+        recipe = games.coin_collector_recipe(level)
+        super().__init__(recipe, f"coin-l{level}", split=split, info_keys=info_keys, render_mode=render_mode)
+
+
+class TreasureHunterEnv(GeneratedGameEnv):
+    """``TextWorld-TreasureHunter-v0``: find the named treasure among distractors, ``level`` 1-30."""
+
+    def __init__(self, level: int = 1, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None):
+        EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode)
+        recipe = games.treasure_hunter_recipe(level)
+        super().__init__(recipe, f"treasure-l{level}", split=split, info_keys=info_keys, render_mode=render_mode)
+
+
+class SimpleEnv(GeneratedGameEnv):
+    """``TextWorld-Simple-v0``: TextWorld's simple house game (``rewards``, ``goal`` verbosity)."""
+
+    def __init__(
+        self,
+        rewards: str = "dense",
+        goal: str = "detailed",
+        *,
+        split: str = "train",
+        info_keys: Any = None,
+        render_mode: str | None = None,
+    ):
+        EzPickle.__init__(self, rewards=rewards, goal=goal, split=split, info_keys=info_keys, render_mode=render_mode)
+        recipe = games.simple_recipe(rewards, goal)
+        super().__init__(recipe, f"simple-{rewards}-{goal}", split=split, info_keys=info_keys, render_mode=render_mode)
+
+
+class CustomEnv(GeneratedGameEnv):
+    """``TextWorld-Custom-v0``: random worlds of ``world_size`` rooms, ``nb_objects`` objects, a quest."""
+
+    def __init__(
+        self,
+        world_size: int = 5,
+        nb_objects: int = 10,
+        quest_length: int = 5,
+        quest_breadth: int = 1,
+        *,
+        split: str = "train",
+        info_keys: Any = None,
+        render_mode: str | None = None,
+    ):
+        EzPickle.__init__(
+            self,
+            world_size=world_size,
+            nb_objects=nb_objects,
+            quest_length=quest_length,
+            quest_breadth=quest_breadth,
+            split=split,
+            info_keys=info_keys,
+            render_mode=render_mode,
+        )
+        recipe = games.custom_recipe(world_size, nb_objects, quest_length, quest_breadth)
+        prefix = f"custom-r{world_size}-o{nb_objects}-q{quest_length}-b{quest_breadth}"
+        super().__init__(recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode)
+
+
+class FileEnv(TextWorldEnv):
+    """``TextWorld-File-v0``: play your own TextWorld games (``.z8`` with the ``.json`` TextWorld wrote beside it).
+
+    Args:
+        path: A ``.z8`` file, or a directory whose ``*.z8`` files (sorted) form the task set.
+            Task ids are the file names without extension.
+
+    Raises:
+        DataError: The path does not exist, holds no ``.z8`` game, or a game lacks its ``.json``.
+    """
+
+    splits: ClassVar[tuple[str, ...]] = ("all",)
+
+    def __init__(self, path: str | Path, *, split: str = "all", info_keys: Any = None, render_mode: str | None = None):
+        EzPickle.__init__(self, path=path, split=split, info_keys=info_keys, render_mode=render_mode)
+        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
+        root = Path(path).expanduser().resolve()
+        if not root.exists():
+            raise DataError(
+                f"TextWorld-File-v0: {root} does not exist; pass the path of a .z8 game or a folder of them."
+            )
+        files = [root] if root.is_file() else sorted(root.glob("*.z8"))
+        if not files or any(f.suffix != ".z8" for f in files):
+            raise DataError(
+                f"TextWorld-File-v0: no .z8 game at {root}. Expected a TextWorld game file (.z8, with its "
+                ".json beside it) or a folder of them; .ulx games need TextWorld < 1.7."
+            )
+        missing = [f.name for f in files if not f.with_suffix(".json").is_file()]
+        if missing:
+            raise DataError(
+                f"TextWorld-File-v0: {', '.join(missing)} in {root.parent if root.is_file() else root} lack the "
+                ".json file TextWorld writes beside each game; it holds the quest and world data needed for "
+                "admissible actions, progress and the expert. Regenerate the game with TextWorld (tw-make)."
+            )
+        self.root = root
+        self._files = {f.stem: str(f) for f in files}
+
+    def _config(self) -> Mapping[str, Any]:
+        return {"path": str(self.root)}
+
+    def _list_tasks(self) -> Sequence[str]:
+        return list(self._files)
+
+    def _game_path(self, task_id: str) -> str:
+        return self._files[task_id]

@@ -1,0 +1,322 @@
+"""A reusable conformance suite for agentgym-budget environments (in the spirit of dm_env's test mixin).
+
+Subclass :class:`EnvConformance` in a pytest module, set ``env_id`` (and
+``env_kwargs`` if the id needs arguments), and pytest runs every check below on it::
+
+    from agentgym_budget.testing import EnvConformance
+
+    class TestCooking(EnvConformance):
+        env_id = "agentgym_budget/TextWorld-Cooking-v0"
+        env_kwargs = {"difficulty": 1}
+
+Checks: Gymnasium's ``check_env``; the standard ``info`` keys and types; same seed ->
+same task and trajectory; snapshot/restore equals a fresh replay (native and replay
+modes); ``TurnBudget`` truncation; fork independence; typed errors for non-string
+actions, steps after the end and unknown info keys; and hypothesis fuzzing of actions
+(random unicode, control characters, backslashes, meta-commands, very long strings).
+Needs ``pytest`` and ``hypothesis`` (the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import gymnasium as gym
+from gymnasium.utils.env_checker import check_env
+
+from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidInfoKeyError
+from agentgym_budget.info_keys import STANDARD_INFO_KEYS
+from agentgym_budget.wrappers import StateSnapshot, TurnBudget
+
+__all__ = ["NASTY_ACTIONS", "EnvConformance", "play_open_prefix", "play_random", "transition_key"]
+
+NASTY_ACTIONS: tuple[str, ...] = (
+    "",
+    "   ",
+    "\\",
+    "\\help",
+    "\\q",
+    "\\x",
+    "look\\q",
+    "restart",
+    "RESTART",
+    "quit",
+    "q",
+    "save",
+    "restore",
+    "undo",
+    "oops restart",
+    "script",
+    "look. restart",
+    "look then quit",
+    "tw-trace-actions",
+    "tw-extra-infos score",
+    "yes",
+    "\x00\x01\x02",
+    "\n\n\n",
+    "é" * 300,
+    "🙂 go north",
+    "x" * 10_000,
+    "go " + "north " * 100,
+    "click[" + "a" * 500 + "]",
+    "search[]",
+)
+"""Actions that break naive text environments; every env must treat each as one normal turn."""
+
+
+def transition_key(result: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A comparable form of a ``reset`` or ``step`` result (observation, reward, flags, info)."""
+    return tuple(sorted(item.items()) if isinstance(item, dict) else item for item in result)
+
+
+def play_random(env: gym.Env, steps: int, rng: random.Random, first_info: dict[str, Any]) -> list[tuple[str, tuple]]:
+    """Play up to ``steps`` random admissible actions; return ``(action, transition_key)`` pairs."""
+    info, played = first_info, []
+    for _ in range(steps):
+        action = rng.choice(info.get("admissible_actions") or ["look"])
+        result = env.step(action)
+        played.append((action, transition_key(result)))
+        info = result[-1]
+        if result[2] or result[3]:
+            break
+    return played
+
+
+def play_open_prefix(
+    env: gym.Env, seed: int, steps: int, rng: random.Random
+) -> tuple[list[tuple[str, tuple]], dict[str, Any]]:
+    """Reset ``env`` with ``seed`` and play random actions, leaving the episode running.
+
+    Returns:
+        The played ``(action, transition_key)`` pairs and the ``info`` of the last transition.
+        If the random play ended the episode, the env is reset and replayed without the last step.
+    """
+    _, info = env.reset(seed=seed)
+    played = play_random(env, steps, rng, info)
+    if played and (played[-1][1][2] or played[-1][1][3]):
+        played.pop()
+        _, info = env.reset(seed=seed)
+        for action, _ in played:
+            env.step(action)
+    return played, (dict(played[-1][1][-1]) if played else info)
+
+
+class EnvConformance:
+    """Conformance checks for one environment id; see the module docstring.
+
+    Attributes:
+        env_id: The id to test.
+        env_kwargs: Extra arguments for ``gym.make``.
+        seed: Seed of the episodes the checks play.
+        steps: Random steps played before snapshots / comparisons.
+        fuzz_examples: Hypothesis examples for the action fuzzer.
+    """
+
+    env_id: ClassVar[str] = ""
+    env_kwargs: ClassVar[dict[str, Any]] = {}
+    seed: ClassVar[int] = 7
+    steps: ClassVar[int] = 8
+    fuzz_examples: ClassVar[int] = 60
+
+    def make_env(self, **kwargs: Any) -> gym.Env:
+        """Make the env under test (override for envs that need more than ``gym.make``)."""
+        return gym.make(self.env_id, **{**self.env_kwargs, **kwargs})
+
+    def _closing(self, *envs: gym.Env) -> Callable[[], None]:
+        def close() -> None:
+            for env in envs:
+                env.close()
+
+        return close
+
+    # ------------------------------------------------------------------ gymnasium API
+    def test_check_env(self) -> None:
+        env = self.make_env()
+        try:
+            check_env(env.unwrapped)
+        finally:
+            env.close()
+
+    def test_standard_info(self) -> None:
+        env = self.make_env()
+        try:
+            obs, info = env.reset(seed=self.seed)
+            assert isinstance(obs, str) and env.observation_space.contains(obs)
+            assert set(STANDARD_INFO_KEYS) <= set(info), f"missing info keys: {set(STANDARD_INFO_KEYS) - set(info)}"
+            assert isinstance(info["admissible_actions"], list) and info["admissible_actions"]
+            assert all(isinstance(a, str) for a in info["admissible_actions"])
+            assert isinstance(info["won"], bool) and isinstance(info["lost"], bool)
+            assert 0.0 <= info["progress"] <= 1.0
+            assert info["task_id"] in env.unwrapped.task_ids
+            assert isinstance(info["goal"], str)
+            obs, reward, terminated, truncated, info = env.step(info["admissible_actions"][0])
+            assert env.observation_space.contains(obs)
+            assert isinstance(reward, float) and isinstance(terminated, bool) and truncated is False
+            assert set(STANDARD_INFO_KEYS) <= set(info)
+        finally:
+            env.close()
+
+    def test_same_seed_same_trajectory(self) -> None:
+        first, second = self.make_env(), self.make_env()
+        try:
+            runs = []
+            for env in (first, second, first):
+                obs, info = env.reset(seed=self.seed)
+                runs.append((obs, sorted(info.items()), play_random(env, self.steps, random.Random(1), info)))
+                env.reset(seed=self.seed + 1)
+            assert runs[0] == runs[1], "two envs reset with the same seed played differently"
+            assert runs[0] == runs[2], "the same seed played differently after another episode"
+        finally:
+            self._closing(first, second)()
+
+    def test_explicit_task_option(self) -> None:
+        env = self.make_env()
+        try:
+            task = env.unwrapped.task_ids[-1]
+            _, info = env.reset(options={"task": task})
+            assert info["task_id"] == task
+        finally:
+            env.close()
+
+    # ------------------------------------------------------------------ snapshots
+    def _check_snapshot_equals_replay(self, mode: str) -> None:
+        env = StateSnapshot(TurnBudget(self.make_env(), max_turns=100), mode=mode)
+        fresh = TurnBudget(self.make_env(), max_turns=100)
+        try:
+            prefix, info = play_open_prefix(env, self.seed, self.steps, random.Random(3))
+            snap = env.snapshot()
+            suffix = play_random(env, self.steps, random.Random(4), info)
+            assert suffix, "no continuation was played"
+            for _ in range(2):
+                env.restore(snap)
+                again = [(action, transition_key(env.step(action))) for action, _ in suffix]
+                assert again == suffix, "restore did not reproduce the continuation"
+            fresh.reset(seed=self.seed)
+            replay = [(action, transition_key(fresh.step(action))) for action, _ in prefix + suffix]
+            assert replay == prefix + suffix, "a fresh replay differs from the restored continuation"
+        finally:
+            self._closing(env, fresh)()
+
+    def test_snapshot_restore_equals_replay(self) -> None:
+        self._check_snapshot_equals_replay("auto")
+
+    def test_replay_snapshot_equals_replay(self) -> None:
+        self._check_snapshot_equals_replay("replay")
+
+    def test_fork_independence(self) -> None:
+        env = StateSnapshot(TurnBudget(self.make_env(), max_turns=50))
+        forks: list[gym.Env] = []
+        try:
+            _, info = play_open_prefix(env, self.seed, 3, random.Random(5))
+            action = info["admissible_actions"][0]
+            turn = env.get_wrapper_attr("turn")
+            forks = env.fork(3)
+            stepped = transition_key(forks[0].step(action))
+            assert [fork.get_wrapper_attr("turn") for fork in forks] == [turn + 1, turn, turn]
+            assert transition_key(forks[1].step(action)) == stepped, "forks at one state diverged"
+            assert transition_key(env.step(action)) == stepped, "a fork's step changed the original env"
+            assert len({id(fork.unwrapped) for fork in forks} | {id(env.unwrapped)}) == 4
+        finally:
+            self._closing(env, *forks)()
+
+    def test_turn_budget_truncation(self) -> None:
+        env = TurnBudget(self.make_env(), max_turns=3)
+        try:
+            _, info = env.reset(seed=self.seed)
+            assert (info["turn"], info["max_turns"], info["turns_left"]) == (0, 3, 3)
+            flags = []
+            for _ in range(3):
+                _, _, terminated, truncated, info = env.step("look")
+                flags.append((terminated, truncated))
+                if terminated:
+                    break
+            if not flags[-1][0]:
+                assert flags == [(False, False), (False, False), (False, True)]
+                assert info["turns_left"] == 0
+                try:
+                    env.step("look")
+                except EpisodeOverError:
+                    pass
+                else:
+                    raise AssertionError("step after truncation did not raise EpisodeOverError")
+            _, info = env.reset(seed=self.seed, options={"max_turns": 1})
+            _, _, terminated, truncated, _ = env.step("look")
+            assert truncated != terminated
+        finally:
+            env.close()
+
+    # ------------------------------------------------------------------ errors
+    def test_typed_errors(self) -> None:
+        env = self.make_env()
+        try:
+            env.reset(seed=self.seed)
+            for bad in (None, 3, b"look", ["look"]):
+                try:
+                    env.step(bad)
+                except InvalidActionError:
+                    continue
+                raise AssertionError(f"step({bad!r}) did not raise InvalidActionError")
+        finally:
+            env.close()
+        try:
+            self.make_env(info_keys={"no_such_key"})
+        except InvalidInfoKeyError:
+            pass
+        else:
+            raise AssertionError("an unknown info key did not raise InvalidInfoKeyError")
+
+    def test_nasty_actions_are_normal_turns(self) -> None:
+        env = StateSnapshot(self.make_env())
+        try:
+            _, info = env.reset(seed=self.seed)
+            snap = env.snapshot()
+            baseline = transition_key(env.step(info["admissible_actions"][0]))
+            for action in NASTY_ACTIONS:
+                env.restore(snap)
+                result = transition_key(env.step(action))
+                assert env.observation_space.contains(result[0]), f"{action[:20]!r}: observation outside the space"
+                env.restore(snap)
+                assert transition_key(env.step(action)) == result, f"{action[:20]!r} is not deterministic"
+                env.restore(snap)
+                assert transition_key(env.step(info["admissible_actions"][0])) == baseline
+        finally:
+            env.close()
+
+    def test_fuzz_actions(self) -> None:
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import strategies as st
+
+        env = StateSnapshot(self.make_env())
+        try:
+            _, info = env.reset(seed=self.seed)
+            snap = env.snapshot()
+            probe = info["admissible_actions"][0]
+            baseline = transition_key(env.step(probe))
+            actions = st.one_of(
+                st.text(max_size=300),
+                st.text(alphabet=st.characters(codec="ascii"), max_size=50),
+                st.sampled_from(NASTY_ACTIONS),
+                st.builds(lambda a, b: a + b, st.sampled_from(NASTY_ACTIONS), st.text(max_size=20)),
+                st.integers(200, 12_000).map(lambda n: "take " * (n // 5)),
+            )
+
+            @settings(
+                max_examples=self.fuzz_examples,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+                derandomize=True,
+            )
+            @given(actions)
+            def fuzz(action: str) -> None:
+                env.restore(snap)
+                obs, reward, *_ = env.step(action)
+                assert env.observation_space.contains(obs)
+                assert isinstance(reward, float)
+                env.restore(snap)
+                assert transition_key(env.step(probe)) == baseline, "the env state drifted after a fuzzed action"
+
+            fuzz()
+        finally:
+            env.close()

@@ -1,0 +1,112 @@
+"""The text spaces shared by every environment, and normalisation into them.
+
+Gymnasium's :class:`~gymnasium.spaces.Text` defaults to 62 alphanumeric
+characters, which rejects ordinary game text such as ``"go east"``. All
+agentgym-budget environments instead use :data:`CHARSET`: printable ASCII,
+newline and tab. Observations are passed through :func:`normalize_text` so that
+they always belong to the observation space:
+
+* typographic characters are mapped to ASCII (curly quotes, dashes, ellipses),
+  accents are removed (``"café"`` becomes ``"cafe"``), any other character
+  outside the charset becomes ``"?"``;
+* line endings become ``"\\n"``, trailing spaces are removed from every line,
+  runs of blank lines collapse to one, leading/trailing blank space is removed;
+* text longer than the limit is cut and ends with :data:`TRUNCATION_MARK`.
+
+Example:
+    >>> normalize_text("Caf\\u00e9 \\u2014 \\u201cwelcome\\u201d   \\r\\n\\r\\n\\r\\n> ")
+    'Cafe - "welcome"\\n\\n>'
+    >>> observation_space().contains("go east")
+    True
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+
+from gymnasium import spaces
+
+__all__ = [
+    "ACTION_MAX_LENGTH",
+    "CHARSET",
+    "OBSERVATION_MAX_LENGTH",
+    "TRUNCATION_MARK",
+    "action_space",
+    "normalize_text",
+    "observation_space",
+]
+
+CHARSET: frozenset[str] = frozenset(string.ascii_letters + string.digits + string.punctuation + " \n\t")
+"""Characters allowed in observations and actions: printable ASCII, newline, tab."""
+
+OBSERVATION_MAX_LENGTH = 16_384
+"""Maximum observation length in characters; longer text is cut (see :data:`TRUNCATION_MARK`)."""
+
+ACTION_MAX_LENGTH = 512
+"""Maximum length of actions in the action space. Longer strings are still accepted by
+``step``; each task family documents how it shortens commands for its engine."""
+
+TRUNCATION_MARK = "\n[...]"
+"""Appended to observations that were cut to :data:`OBSERVATION_MAX_LENGTH`."""
+
+_TYPOGRAPHY = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+        "\u2026": "...",
+        "\u00a0": " ",
+        "\u00d7": "x",
+    }
+)
+_OUTSIDE_CHARSET = re.compile(r"[^\x20-\x7e\n\t]")
+_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+def _to_charset(text: str) -> str:
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKD", text.translate(_TYPOGRAPHY))
+        text = "".join(char for char in folded if not unicodedata.combining(char))
+    return _OUTSIDE_CHARSET.sub("?", text)
+
+
+def normalize_text(text: str, max_length: int = OBSERVATION_MAX_LENGTH) -> str:
+    """Return ``text`` rewritten into :data:`CHARSET` and at most ``max_length`` characters.
+
+    Args:
+        text: Any string, typically raw engine output.
+        max_length: Length limit; longer results are cut and end with :data:`TRUNCATION_MARK`.
+
+    Returns:
+        The normalised text (see the module docstring for the exact rules).
+
+    Example:
+        >>> normalize_text("a" * 20, max_length=10)
+        'aaaa\\n[...]'
+    """
+    text = _to_charset(text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _TRAILING_SPACE.sub("\n", text + "\n")
+    text = _BLANK_RUNS.sub("\n\n", text).strip()
+    if len(text) > max_length:
+        text = text[: max_length - len(TRUNCATION_MARK)] + TRUNCATION_MARK
+    return text
+
+
+def observation_space() -> spaces.Text:
+    """The observation space of every environment: text of 0 to :data:`OBSERVATION_MAX_LENGTH` chars."""
+    return spaces.Text(max_length=OBSERVATION_MAX_LENGTH, min_length=0, charset=CHARSET)
+
+
+def action_space() -> spaces.Text:
+    """The action space of every environment: text of 0 to :data:`ACTION_MAX_LENGTH` chars."""
+    return spaces.Text(max_length=ACTION_MAX_LENGTH, min_length=0, charset=CHARSET)

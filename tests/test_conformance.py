@@ -1,0 +1,42 @@
+"""The conformance suite, run on every registered id."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import pytest
+
+import agentgym_budget
+from agentgym_budget.tasks.textworld import games
+from agentgym_budget.testing import EnvConformance
+
+SPECIAL_KWARGS: dict[str, Any] = {
+    "agentgym_budget/TextWorld-File-v0": lambda: {
+        "path": str(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+    },
+}
+
+
+class _RegisteredIdConformance(EnvConformance):
+    env_id: ClassVar[str] = ""
+
+    def make_env(self, **kwargs: Any) -> gym.Env:
+        extra = SPECIAL_KWARGS.get(self.env_id, dict)()
+        return gym.make(self.env_id, **{**extra, **kwargs})
+
+
+def _class_name(env_id: str) -> str:
+    return "TestConformance_" + env_id.split("/", 1)[1].replace("-", "_")
+
+
+for _env_id in agentgym_budget.registered_ids():
+    globals()[_class_name(_env_id)] = type(_class_name(_env_id), (_RegisteredIdConformance,), {"env_id": _env_id})
+
+
+def test_every_registered_id_has_a_conformance_class() -> None:
+    ids = agentgym_budget.registered_ids()
+    assert ids, "no ids registered"
+    missing = [i for i in ids if _class_name(i) not in globals()]
+    assert not missing
+    assert pytest is not None
