@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from gymnasium import error as gym_error
 
 __all__ = [
+    "AgentError",
     "AgentGymBudgetError",
     "DataError",
     "EpisodeOverError",
@@ -32,11 +33,14 @@ __all__ = [
     "InvalidInfoKeyError",
     "InvalidOptionError",
     "MissingDependencyError",
+    "RunConfigError",
     "SnapshotMismatchError",
     "SnapshotUnsupportedError",
+    "UnknownAgentError",
     "UnknownEnvIdError",
     "UnknownSplitError",
     "UnknownTaskError",
+    "WorkerError",
     "WrapperOrderError",
     "did_you_mean",
 ]
@@ -46,7 +50,7 @@ def did_you_mean(given: str, candidates: Iterable[str], *, limit: int = 3) -> st
     """Return a " Did you mean ...?" hint for ``given``, or ``""`` if nothing is close.
 
     Example:
-        >>> did_you_mean("cookng", ["cooking", "coin"])
+        >>> did_you_mean("cookng", ["cooking", "treasure"])
         " Did you mean 'cooking'?"
     """
     candidates = list(candidates)
@@ -162,3 +166,19 @@ class DataError(AgentGymBudgetError, ValueError):
 
 class GenerationError(AgentGymBudgetError, RuntimeError):
     """Offline task generation failed."""
+
+
+class UnknownAgentError(AgentGymBudgetError, LookupError):
+    """An agent name whose kind is not registered (see :mod:`agentgym_budget.agents`)."""
+
+
+class AgentError(AgentGymBudgetError, RuntimeError):
+    """An agent could not produce an action (e.g. its model server failed after every retry)."""
+
+
+class RunConfigError(AgentGymBudgetError, ValueError):
+    """An evaluation run that cannot be done as asked (invalid mode, or a resume with other settings)."""
+
+
+class WorkerError(AgentGymBudgetError, RuntimeError):
+    """A job of a parallel run failed in its worker process; finished results were kept."""

@@ -19,6 +19,7 @@ Needs ``pytest`` and ``hypothesis`` (the ``test`` extra).
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -155,6 +156,18 @@ class EnvConformance:
             assert env.observation_space.contains(obs)
             assert isinstance(reward, float) and isinstance(terminated, bool) and truncated is False
             assert set(STANDARD_INFO_KEYS) <= set(info)
+        finally:
+            env.close()
+
+    def test_optional_info_keys(self) -> None:
+        keys = set(self.make_env().unwrapped.optional_info_keys)
+        env = self.make_env(info_keys=keys)
+        try:
+            _, info = env.reset(seed=self.seed)
+            after = env.step(info["admissible_actions"][0])[-1]
+            for current in (info, after):
+                assert keys <= set(current), f"requested info keys missing: {keys - set(current)}"
+                json.dumps(current)
         finally:
             env.close()
 

@@ -4,8 +4,8 @@ Registered ids (all in the ``agentgym_budget`` namespace):
 
 ====================================  ==================================================
 ``TextWorld-Cooking-v0``              cook a recipe; ``difficulty`` 1-7 (default 3)
-``TextWorld-CoinCollector-v0``        find the coin; ``level`` 1-300 (default 1)
-``TextWorld-TreasureHunter-v0``       find the named treasure; ``level`` 1-30 (default 1)
+``TextWorld-CoinCollector-v0``        find the coin; ``level`` 1-300 (default 5)
+``TextWorld-TreasureHunter-v0``       find the named treasure; ``level`` 1-30 (default 5)
 ``TextWorld-Simple-v0``               TextWorld's simple house game; ``rewards``, ``goal``
 ``TextWorld-Custom-v0``               random worlds: ``world_size``, ``nb_objects``, ``quest_length``
 ``TextWorld-File-v0``                 your own ``.z8`` games: ``path`` (file or folder)

@@ -130,7 +130,7 @@ class TextWorldEnv(TextEnv):
             if key in keys:
                 extras[key] = state.get(key)
         if "facts" in keys:
-            extras["facts"] = sorted(state.get("facts") or [])
+            extras["facts"] = sorted(str(fact) for fact in state.get("facts") or [])
         return Turn(
             observation=_clean_feedback(state.feedback or "", first=first),
             reward=float(reward),
@@ -195,7 +195,7 @@ class CookingEnv(GeneratedGameEnv):
 class CoinCollectorEnv(GeneratedGameEnv):
     """``TextWorld-CoinCollector-v0``: navigate to a coin and take it, ``level`` 1-300."""
 
-    def __init__(self, level: int = 1, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None):
+    def __init__(self, level: int = 5, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None):
         EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode)
         recipe = games.coin_collector_recipe(level)
         super().__init__(recipe, f"coin-l{level}", split=split, info_keys=info_keys, render_mode=render_mode)
@@ -204,7 +204,7 @@ class CoinCollectorEnv(GeneratedGameEnv):
 class TreasureHunterEnv(GeneratedGameEnv):
     """``TextWorld-TreasureHunter-v0``: find the named treasure among distractors, ``level`` 1-30."""
 
-    def __init__(self, level: int = 1, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None):
+    def __init__(self, level: int = 5, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None):
         EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode)
         recipe = games.treasure_hunter_recipe(level)
         super().__init__(recipe, f"treasure-l{level}", split=split, info_keys=info_keys, render_mode=render_mode)

@@ -54,12 +54,13 @@ COOKING_DIFFICULTIES: Mapping[int, Mapping[str, Any]] = {
     3: {"recipe": 1, "take": 1, "go": 1, "open": True, "cook": True, "cut": True, "drop": False},
     4: {"recipe": 2, "take": 2, "go": 6, "open": True, "cook": True, "cut": True, "drop": False},
     5: {"recipe": 3, "take": 3, "go": 6, "open": True, "cook": True, "cut": True, "drop": False},
-    6: {"recipe": 3, "take": 3, "go": 9, "open": True, "cook": True, "cut": True, "drop": True},
-    7: {"recipe": 4, "take": 4, "go": 12, "open": True, "cook": True, "cut": True, "drop": True},
+    6: {"recipe": 3, "take": 3, "go": 9, "open": True, "cook": True, "cut": True, "drop": False},
+    7: {"recipe": 4, "take": 4, "go": 12, "open": True, "cook": True, "cut": True, "drop": False},
 }
 """Cooking skills per difficulty, in the style of the First TextWorld Problems: ``recipe``
 ingredients of which ``take`` must be fetched, ``go`` rooms, and whether containers must be
-opened, ingredients cooked / cut, and the inventory is limited (``drop``)."""
+opened and ingredients cooked / cut. The limited-inventory skill (``drop``) is never used:
+TextWorld's quest tracker finds no winning policy in those games, so they would have no expert."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def cooking_recipe(difficulty: int = 3) -> GameRecipe:
     return GameRecipe("tw-cooking", tuple(sorted(COOKING_DIFFICULTIES[difficulty].items())), split_aware=True)
 
 
-def coin_collector_recipe(level: int = 1) -> GameRecipe:
+def coin_collector_recipe(level: int = 5) -> GameRecipe:
     """Coin Collector games: find the coin; ``level`` 1-300 sets rooms and distractors (TextWorld's levels)."""
     _check_int("level", level, 1, 300)
     quest_length, distractors = (level - 1) % 100 + 1, (level - 1) // 100
@@ -118,7 +119,7 @@ def coin_collector_recipe(level: int = 1) -> GameRecipe:
     return GameRecipe("tw-coin_collector", (("level", level),))
 
 
-def treasure_hunter_recipe(level: int = 1) -> GameRecipe:
+def treasure_hunter_recipe(level: int = 5) -> GameRecipe:
     """Treasure Hunter games: find and take a treasure; ``level`` 1-30 (TextWorld's levels)."""
     _check_int("level", level, 1, 30)
     return GameRecipe("tw-treasure_hunter", (("level", level),))

@@ -1,0 +1,106 @@
+"""Step latency of the fully wrapped TextWorld env vs the bare TextWorld env, side by side.
+
+Both play the same game with the same TextWorld infos and the same recorded action
+sequence; blocks of episodes alternate between the two so machine noise hits both
+alike. The wrapped stack is what users run: ``gym.make`` (Gymnasium's checkers) +
+``TurnBudget`` + ``StateSnapshot``. Target: median step ratio <= 1.05.
+
+Usage::
+
+    python benchmarks/textworld_overhead.py [--episodes 40] [--difficulty 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import textworld
+
+import agentgym_budget  # noqa: F401  (registers the ids)
+from agentgym_budget.wrappers import StateSnapshot, TurnBudget
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def record_actions(env: gym.Env, seed: int, length: int) -> list[str]:
+    rng = random.Random(seed)
+    _, info = env.reset(seed=seed)
+    actions = []
+    for _ in range(length):
+        action = rng.choice([a for a in info["admissible_actions"] if not a.startswith("eat")] or ["look"])
+        actions.append(action)
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    return actions
+
+
+def time_wrapped(env: gym.Env, seed: int, actions: list[str]) -> list[float]:
+    env.reset(seed=seed)
+    times = []
+    for action in actions:
+        start = time.perf_counter()
+        env.step(action)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def time_bare(env: textworld.Environment, engine_seed: int, actions: list[str]) -> list[float]:
+    env.seed(engine_seed)
+    env.reset()
+    times = []
+    for action in actions:
+        start = time.perf_counter()
+        env.step(action)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=40, help="episodes per env (alternating)")
+    parser.add_argument("--difficulty", type=int, default=3, help="Cooking difficulty")
+    parser.add_argument("--steps", type=int, default=30, help="actions per episode")
+    args = parser.parse_args()
+
+    wrapped = StateSnapshot(
+        TurnBudget(gym.make("agentgym_budget/TextWorld-Cooking-v0", difficulty=args.difficulty), max_turns=1000)
+    )
+    seed = 0
+    actions = record_actions(wrapped, seed, args.steps)
+    base = wrapped.unwrapped
+    game_path = base._engine.game_path
+    bare = textworld.start(game_path, request_infos=base._engine.request_infos)
+    engine_seed = base._engine_seed
+
+    wrapped_times: list[float] = []
+    bare_times: list[float] = []
+    for _ in range(args.episodes):
+        bare_times += time_bare(bare, engine_seed, actions)
+        wrapped_times += time_wrapped(wrapped, seed, actions)
+
+    wrapped_ms = statistics.median(wrapped_times) * 1e3
+    bare_ms = statistics.median(bare_times) * 1e3
+    result = {
+        "game": Path(game_path).parent.name,
+        "task_id": base.task_id,
+        "actions_per_episode": len(actions),
+        "episodes": args.episodes,
+        "bare_step_median_ms": round(bare_ms, 4),
+        "wrapped_step_median_ms": round(wrapped_ms, 4),
+        "ratio_wrapped_over_bare": round(wrapped_ms / bare_ms, 4),
+        "target_ratio": 1.05,
+    }
+    print(json.dumps(result, indent=2))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "textworld_overhead.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""Every public module declares __all__ and every name in it imports."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import agentgym_budget
+
+
+def _public_modules() -> list[str]:
+    names = ["agentgym_budget"]
+    for module in pkgutil.walk_packages(agentgym_budget.__path__, prefix="agentgym_budget."):
+        if not any(part.startswith("_") for part in module.name.split(".")):
+            names.append(module.name)
+    return names
+
+
+@pytest.mark.parametrize("module_name", _public_modules())
+def test_all_names_import(module_name):
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        pytest.skip(f"optional dependency missing: {err}")
+    assert hasattr(module, "__all__"), f"{module_name} has no __all__"
+    for name in module.__all__:
+        assert hasattr(module, name), f"{module_name}.__all__ names {name!r}, which does not exist"

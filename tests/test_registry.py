@@ -1,0 +1,59 @@
+"""Registration: every id makes, did-you-mean errors, use from code that never imported the package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+
+import agentgym_budget
+from agentgym_budget.env import TextEnv
+from agentgym_budget.errors import UnknownEnvIdError
+from tests.test_conformance import SPECIAL_KWARGS
+
+IDS = agentgym_budget.registered_ids()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_id_makes_a_text_env(env_id):
+    env = gym.make(env_id, **SPECIAL_KWARGS.get(env_id, dict)())
+    try:
+        assert isinstance(env.unwrapped, TextEnv)
+        assert env.spec.id == env_id
+        assert env.unwrapped.task_ids
+        info = agentgym_budget.env_info(env_id)
+        assert info.family and info.description and env.unwrapped.split in info.splits
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_id_resolves_without_namespace(env_id):
+    short = env_id.split("/", 1)[1]
+    assert agentgym_budget.registration.resolve_id(short) == env_id
+    assert agentgym_budget.registration.resolve_id(f"agentgym_budget:{env_id}") == env_id
+
+
+def test_unknown_id_suggests_the_closest():
+    with pytest.raises(UnknownEnvIdError) as err:
+        agentgym_budget.make("TextWorld-Cookng-v0")
+    assert "Did you mean 'agentgym_budget/TextWorld-Cooking-v0'" in str(err.value)
+    assert isinstance(err.value, gym.error.Error)
+
+
+def test_import_registers_without_loading_engines():
+    code = "import sys, agentgym_budget; assert 'textworld' not in sys.modules, 'textworld imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_gym_make_from_code_that_never_imported_the_package():
+    code = (
+        "import gymnasium as gym\n"
+        "env = gym.make('agentgym_budget:agentgym_budget/TextWorld-CoinCollector-v0')\n"
+        "obs, info = env.reset(seed=0, options={'task': 0})\n"
+        "print(info['task_id'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "coin-l5-0"

@@ -1,0 +1,58 @@
+"""Text normalisation into the spaces, and the typed error hierarchy."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentgym_budget import errors, text
+
+
+@given(st.text(max_size=2000))
+def test_normalized_text_is_always_in_the_observation_space(raw):
+    normalized = text.normalize_text(raw)
+    assert text.observation_space().contains(normalized)
+    assert text.normalize_text(normalized) == normalized
+
+
+@given(st.text(min_size=50, max_size=400), st.integers(min_value=10, max_value=49))
+def test_long_text_is_cut_with_a_mark(raw, limit):
+    normalized = text.normalize_text("x" * 60 + raw, max_length=limit)
+    assert len(normalized) <= limit and normalized.endswith(text.TRUNCATION_MARK)
+
+
+def test_spaces_accept_game_text():
+    assert text.action_space().contains("go east")
+    assert text.observation_space().contains("You see a closed fridge.\n\n> ")
+    assert text.observation_space().contains("")
+
+
+@pytest.mark.parametrize(
+    ("error", "bases"),
+    [
+        (errors.UnknownEnvIdError, (gym.error.NameNotFound,)),
+        (errors.InvalidBudgetError, (ValueError,)),
+        (errors.InvalidActionError, (TypeError, gym.error.InvalidAction)),
+        (errors.EpisodeOverError, (gym.error.ResetNeeded,)),
+        (errors.SnapshotMismatchError, (ValueError,)),
+        (errors.MissingDependencyError, (gym.error.DependencyNotInstalled,)),
+        (errors.UnknownTaskError, (LookupError,)),
+    ],
+)
+def test_error_hierarchy(error, bases):
+    assert issubclass(error, errors.AgentGymBudgetError)
+    assert issubclass(error, gym.error.Error)
+    for base in bases:
+        assert issubclass(error, base)
+
+
+def test_did_you_mean():
+    assert errors.did_you_mean("cookng", ["cooking", "treasure"]) == " Did you mean 'cooking'?"
+    assert errors.did_you_mean("zzzz", ["cooking"]) == ""
+
+
+def test_missing_dependency_names_the_extra():
+    message = str(errors.MissingDependencyError.for_extra("alfworld", "alfworld", "ALFWorld-v0"))
+    assert 'pip install "agentgym-budget[alfworld]"' in message
