@@ -37,6 +37,11 @@ def _play(env: gym.Env, info: dict, policy) -> tuple[str, int]:
     return ("won" if info["won"] else "lost" if info["lost"] else "out of turns"), turns
 
 
+def _follow(plan: list[str]):
+    remaining = iter(plan)
+    return lambda info: next(remaining, "look")
+
+
 def run(difficulty: int = 3, seed: int = 7, forks: int = 6) -> list[str]:
     """Play the tour and return the lines it prints."""
     lines: list[str] = []
@@ -68,8 +73,7 @@ def run(difficulty: int = 3, seed: int = 7, forks: int = 6) -> list[str]:
         elif recovers:
             outcome, turns = _play(fork, after, lambda i: i["expert_action"])
         else:
-            remaining = iter(stale_plan)
-            outcome, turns = _play(fork, after, lambda i: next(remaining, "look"))
+            outcome, turns = _play(fork, after, _follow(stale_plan))
         kind = "re-plans" if recovers else "keeps its stale plan"
         lines.append(f"  fork {index}: mistake {mistake!r}, {kind}: {outcome} ({turns + 1} turns)")
         fork.close()
