@@ -23,6 +23,10 @@ def test_vector_envs_match_single_envs(mode, vector_kwargs):
         assert list(observations) == [obs for obs, _ in expected]
         assert list(infos["task_id"]) == [info["task_id"] for _, info in expected]
         observations, rewards, terminated, truncated, infos = envs.step(("look", "go north"))
-        assert list(observations) == [env.step(a)[0] for env, a in zip(singles, ["look", "go north"], strict=True)]
+        steps = [env.step(a) for env, a in zip(singles, ["look", "go north"], strict=True)]
+        assert list(observations) == [step[0] for step in steps]
+        assert list(rewards) == [step[1] for step in steps]
+        assert list(terminated) == [step[2] for step in steps] and not any(truncated)
+        assert list(infos["admissible_actions"]) == [step[4]["admissible_actions"] for step in steps]
     finally:
         envs.close()
