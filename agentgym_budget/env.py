@@ -119,6 +119,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         self.observation_space = text.observation_space()
         self.action_space = text.action_space()
         self._task_ids: tuple[str, ...] | None = None
+        self._task_positions: dict[str, int] | None = None
         self._task_id: str | None = None
         self._engine_seed = 0
         self._actions: list[str] = []
@@ -292,10 +293,9 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
 
     # ------------------------------------------------------------------ internals
     def _task_index(self) -> Mapping[str, int]:
-        index = getattr(self, "_task_positions", None)
-        if index is None:
-            index = self._task_positions = {task: i for i, task in enumerate(self.task_ids)}
-        return index
+        if self._task_positions is None:
+            self._task_positions = {task: i for i, task in enumerate(self.task_ids)}
+        return self._task_positions
 
     def _select_task(self, options: Mapping[str, Any] | None) -> str:
         options = dict(options or {})
