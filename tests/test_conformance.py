@@ -9,12 +9,16 @@ import pytest
 
 import agentgym_budget
 from agentgym_budget.tasks.textworld import games
+from agentgym_budget.tasks.webshop import data as webshop_data
 from agentgym_budget.testing import EnvConformance
 
 SPECIAL_KWARGS: dict[str, Any] = {
     "agentgym_budget/TextWorld-File-v0": lambda: {
         "path": str(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
     },
+    # the 100k-product catalog is exercised by benchmarks/webshop_speed.py; the suite uses a small one
+    "agentgym_budget/WebShop-100k-v0": lambda: {"num_products": 2_000},
+    "agentgym_budget/WebShop-Data-v0": lambda: {"data_dir": str(webshop_data.example_data_dir())},
 }
 
 

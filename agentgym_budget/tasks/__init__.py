@@ -3,10 +3,11 @@
 Each family is a subpackage that registers its own ids on import:
 
 * :mod:`agentgym_budget.tasks.textworld`: TextWorld games (generated or from files).
+* :mod:`agentgym_budget.tasks.webshop`: WebShop-style shopping (generated catalogs or WebShop's data files).
 """
 
 from __future__ import annotations
 
-from agentgym_budget.tasks import textworld
+from agentgym_budget.tasks import textworld, webshop
 
-__all__ = ["textworld"]
+__all__ = ["textworld", "webshop"]

@@ -1,0 +1,168 @@
+"""Observation text of each page, in two formats.
+
+``"clean"`` (the default) is a readable layout. Every page starts with the
+instruction, then a header line ``--- <page> ---``; clickable labels are written in
+square brackets, and the last line lists the page's buttons. For example, an item page::
+
+    Instruction: i need a men's t-shirt with machine wash, and price lower than 30.00 dollars
+    --- Item B0ABCDEFGH ---
+    Hanesco Men's Classic Fit T-Shirt
+    Price: $12.99 | Rating: 4.5
+    Options (click one value per group):
+      color: [black] [navy] (selected) [white]
+      size: [small] [medium] [large]
+    Buttons: [Back to Search] [< Prev] [Description] [Features] [Reviews] [Buy Now]
+
+After an invalid action the page is shown again below a line starting with
+``Invalid action``. Results pages list ``N. [asin] title | price``; the search page says
+to type ``search[keywords]``; the done page gives the score.
+
+``"webshop"`` reproduces WebShop's simple text mode: the visible texts of the page
+joined with ``" [SEP] "`` (``Instruction: [SEP] ... [SEP] Back to Search [SEP] Page 1
+(Total results: 50) [SEP] Next > [SEP] B0... [SEP] title [SEP] $12.99 ...``). As in
+WebShop, an invalid action shows the page unchanged.
+
+Example:
+    >>> from agentgym_budget.tasks.webshop.session import Session
+    >>> render_page(Session(), None, "i need socks", "clean").splitlines()
+    ['Instruction: i need socks', '--- Search ---', 'Type search[your keywords] to look for products.']
+    >>> render_page(Session(), None, "i need socks", "webshop")
+    'WebShop [SEP] Instruction: [SEP] i need socks [SEP] Search'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentgym_budget.tasks.webshop.session import RESULTS_PER_PAGE, Session
+
+if TYPE_CHECKING:
+    from agentgym_budget.tasks.webshop.session import Shop
+
+__all__ = ["OBSERVATION_FORMATS", "render_page"]
+
+OBSERVATION_FORMATS: tuple[str, ...] = ("clean", "webshop")
+"""Accepted ``observation_format`` values."""
+
+SEP = " [SEP] "
+
+
+def _buttons(labels: list[str]) -> str:
+    return "Buttons: " + " ".join(f"[{label}]" for label in labels)
+
+
+def _clean(session: Session, shop: Shop | None, instruction: str, reward: float) -> list[str]:
+    lines = [f"Instruction: {instruction}"]
+    page = session.page
+    if page == "search":
+        return [*lines, "--- Search ---", "Type search[your keywords] to look for products."]
+    assert shop is not None
+    catalog = shop.catalog
+    if page == "results":
+        total = len(session.results)
+        first = (session.results_page - 1) * RESULTS_PER_PAGE
+        shown = session.page_results()
+        lines.append(
+            f'--- Results for "{session.keywords}": page {session.results_page} of {session.num_pages} '
+            f"(results {first + 1 if shown else 0}-{first + len(shown)} of {total}) ---"
+        )
+        if not shown:
+            lines.append("No products match these keywords.")
+        for rank, index in enumerate(shown, start=first + 1):
+            product = catalog.products[index]
+            lines.append(f"{rank}. [{product.asin}] {product.title} | {product.price_text}")
+        buttons = ["Back to Search"]
+        if session.results_page > 1:
+            buttons.append("< Prev")
+        if session.results_page < session.num_pages:
+            buttons.append("Next >")
+        return [*lines, _buttons(buttons)]
+    product = catalog.products[session.item]
+    if page == "done":
+        chosen = ", ".join(f"{g} = {v}" for g, v in session.options) or "no options"
+        return [
+            *lines,
+            "--- Purchase complete ---",
+            f"You bought [{product.asin}] {product.title} ({chosen}) for {product.price_text}.",
+            f"Your score (min 0.0, max 1.0): {round(reward, 4)}",
+        ]
+    details = catalog.details(session.item)
+    if page == "item":
+        lines += [
+            f"--- Item {product.asin} ---",
+            product.title,
+            f"Price: {product.price_text} | Rating: {details.rating}",
+        ]
+        if product.options:
+            chosen = session.chosen()
+            lines.append("Options (click one value per group):")
+            for group, values in product.options:
+                marked = " ".join(f"[{v}] (selected)" if chosen.get(group) == v else f"[{v}]" for v in values)
+                lines.append(f"  {group}: {marked}")
+        buttons = ["Back to Search", "< Prev", "Description", "Features", "Reviews", "Buy Now"]
+        return [*lines, _buttons(buttons)]
+    lines.append(f"--- {page.capitalize()} of {product.asin}: {product.title} ---")
+    if page == "description":
+        lines.append(details.description or "No description.")
+    elif page == "features":
+        lines += [f"- {bullet}" for bullet in details.bullet_points] or ["No features."]
+    else:
+        for review in details.reviews:
+            lines += [f'"{review.title}" ({review.score}/5 stars)', f"  {review.body}"]
+        if not details.reviews:
+            lines.append("No reviews found.")
+    return [*lines, _buttons(["Back to Search", "< Prev"])]
+
+
+def _webshop(session: Session, shop: Shop | None, instruction: str, reward: float) -> list[str]:
+    page = session.page
+    if page == "search":
+        return ["WebShop", "Instruction:", instruction, "Search"]
+    assert shop is not None
+    catalog = shop.catalog
+    if page == "done":
+        return ["Thank you for shopping with us!", "Your score (min 0.0, max 1.0)", f"{reward}"]
+    texts = ["Instruction:", instruction, "Back to Search"]
+    if page == "results":
+        texts.append(f"Page {session.results_page} (Total results: {len(session.results)})")
+        if session.results_page > 1:
+            texts.append("< Prev")
+        if session.results_page < session.num_pages:
+            texts.append("Next >")
+        for index in session.page_results():
+            product = catalog.products[index]
+            texts += [product.asin, product.title, product.price_text]
+        return texts
+    product = catalog.products[session.item]
+    details = catalog.details(session.item)
+    texts.append("< Prev")
+    if page == "item":
+        for group, values in product.options:
+            texts += [group, *values]
+        return [*texts, product.title, f"Price: {product.price_text}", f"Rating: {details.rating}", "Description",
+                "Features", "Reviews", "Buy Now"]  # fmt: skip
+    if page == "description":
+        return [*texts, details.description]
+    if page == "features":
+        return texts + list(details.bullet_points)
+    for review in details.reviews:
+        texts += [review.title, str(review.score), review.body]
+    return texts if details.reviews else [*texts, "No reviews found"]
+
+
+def render_page(session: Session, shop: Shop | None, instruction: str, fmt: str, reward: float = 0.0) -> str:
+    """The observation of ``session``'s page.
+
+    Args:
+        session: The session to show.
+        shop: The shop (may be ``None`` for the search page).
+        instruction: The goal's instruction text.
+        fmt: ``"clean"`` or ``"webshop"`` (see the module docstring).
+        reward: The purchase's reward (shown on the done page).
+    """
+    if fmt == "webshop":
+        return SEP.join(text.strip() for text in _webshop(session, shop, instruction, reward))
+    lines = _clean(session, shop, instruction, reward)
+    if session.feedback:
+        lines.insert(0, session.feedback)
+    return "\n".join(lines)

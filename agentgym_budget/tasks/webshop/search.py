@@ -1,0 +1,167 @@
+"""BM25 product search with ``bm25s``, built once per catalog and cached on disk.
+
+WebShop searches with Pyserini (Lucene BM25, ``k1=0.9``, ``b=0.4``, Porter stemming,
+Lucene's English stop words) over each product's title, description, first feature
+bullet and option text, and shows the top 50 hits. :class:`SearchIndex` does the same
+in pure Python: documents are tokenised by :func:`tokenize` (lowercase alphanumeric
+runs, stop words dropped, Porter-stemmed with PyStemmer) and indexed by
+``bm25s.BM25(method="lucene", k1=0.9, b=0.4)``. The index lives in the on-disk cache
+(:func:`agentgym_budget.cache.cached_directory`, keyed by the catalog's fingerprint,
+the tokenizer version and the ``bm25s`` version) and is memory-mapped when loaded,
+so processes share it.
+
+Ranking is deterministic: documents with a positive score, by decreasing score, ties
+broken by catalog order. Queries are cut to their first :data:`MAX_QUERY_TOKENS` tokens.
+
+Example:
+    >>> tokenize("Men's Running Shoes, size 10 and more")
+    ['men', 'run', 'shoe', 'size', '10', 'more']
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agentgym_budget.cache import cached_directory
+from agentgym_budget.errors import DataError, MissingDependencyError
+from agentgym_budget.tasks.webshop.vocabulary import LUCENE_STOPWORDS
+
+if TYPE_CHECKING:
+    from agentgym_budget.tasks.webshop.catalog import Catalog
+
+__all__ = ["BM25_PARAMS", "MAX_QUERY_TOKENS", "SEARCH_RESULTS", "TOKENIZER_VERSION", "SearchIndex", "tokenize"]
+
+SEARCH_RESULTS = 50
+"""Number of hits a search returns (WebShop's ``SEARCH_RETURN_N``)."""
+
+MAX_QUERY_TOKENS = 32
+"""Query tokens kept (the rest are ignored), which bounds the cost of one search."""
+
+BM25_PARAMS: dict[str, Any] = {"method": "lucene", "k1": 0.9, "b": 0.4}
+"""BM25 variant and parameters (Pyserini's defaults, which WebShop uses)."""
+
+TOKENIZER_VERSION = 1
+"""Bumped whenever :func:`tokenize` changes (part of the index cache key)."""
+
+_WORD = re.compile(r"[a-z0-9]+")
+_POSSESSIVE = re.compile(r"'s\b")
+_INDEX_NAMESPACE = "webshop-index"
+
+
+def _require(module: str, package: str) -> Any:
+    try:
+        return __import__(module)
+    except ImportError as err:
+        raise MissingDependencyError.for_extra(package, "webshop", "WebShop product search") from err
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer() -> Callable[[str], str]:
+    stemmer_module = _require("Stemmer", "PyStemmer")
+    stemmer = stemmer_module.Stemmer("porter")
+    return functools.lru_cache(maxsize=200_000)(stemmer.stemWord)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase, drop possessive ``'s``, split into alphanumeric runs, drop Lucene's stop words, Porter-stem."""
+    stem = _stemmer()
+    return [stem(word) for word in _WORD.findall(_POSSESSIVE.sub("", text.lower())) if word not in LUCENE_STOPWORDS]
+
+
+def _build(documents: Iterable[str], folder: Path) -> None:
+    bm25s = _require("bm25s", "bm25s")
+    vocab: dict[str, int] = {}
+    ids: list[list[int]] = []
+    stem = _stemmer()
+    stems: dict[str, int] = {}
+    for document in documents:
+        row = []
+        for word in _WORD.findall(_POSSESSIVE.sub("", document)):
+            token = stems.get(word)
+            if token is None:
+                if word in LUCENE_STOPWORDS:
+                    continue
+                token = stems[word] = vocab.setdefault(stem(word), len(vocab))
+            row.append(token)
+        ids.append(row)
+    retriever = bm25s.BM25(**BM25_PARAMS)
+    retriever.index((ids, vocab), show_progress=False)
+    retriever.save(str(folder), show_progress=False)
+    (folder / "documents.json").write_text(json.dumps({"count": len(ids)}))
+
+
+class SearchIndex:
+    """A BM25 index over a catalog (see the module docstring).
+
+    Args:
+        folder: A folder written by :meth:`build`.
+
+    Raises:
+        DataError: The folder does not hold a complete index.
+        MissingDependencyError: ``bm25s`` or ``PyStemmer`` is not installed (the ``webshop`` extra).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        bm25s = _require("bm25s", "bm25s")
+        _stemmer()
+        try:
+            count = json.loads((folder / "documents.json").read_text())["count"]
+            retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False, verbosity=0)
+        except (OSError, KeyError, ValueError) as err:
+            raise DataError(
+                f"The WebShop search index in {folder} is incomplete or corrupt ({err}); delete that folder "
+                "and it will be rebuilt."
+            ) from err
+        self.folder = folder
+        self.num_documents = int(count)
+        self._vocab: dict[str, int] = retriever.vocab_dict
+        self._data = retriever.scores["data"]
+        self._indices = retriever.scores["indices"]
+        self._indptr = np.asarray(retriever.scores["indptr"])
+
+    @classmethod
+    def build(cls, catalog: Catalog, *, root: Path | None = None) -> SearchIndex:
+        """Return the index of ``catalog``, building and caching it on disk the first time."""
+        bm25s = _require("bm25s", "bm25s")
+        params = {
+            "catalog": dict(catalog.fingerprint),
+            "tokenizer": TOKENIZER_VERSION,
+            "bm25s": bm25s.__version__,
+            "bm25": BM25_PARAMS,
+        }
+        documents = (catalog.search_document(i) for i in range(len(catalog)))
+        folder = cached_directory(_INDEX_NAMESPACE, params, lambda path: _build(documents, path), root=root)
+        return cls(folder)
+
+    def query_ids(self, query: str) -> list[int]:
+        """Vocabulary ids of the query's tokens (unknown tokens dropped, at most :data:`MAX_QUERY_TOKENS`)."""
+        tokens = tokenize(query)[:MAX_QUERY_TOKENS]
+        return [self._vocab[t] for t in tokens if t in self._vocab]
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every document for ``query`` (float32, one per catalog product)."""
+        scores = np.zeros(self.num_documents, dtype=np.float32)
+        indptr = self._indptr
+        for token in self.query_ids(query):
+            start, end = indptr[token], indptr[token + 1]
+            # A term's postings hold each document once, so fancy-index addition is exact.
+            scores[self._indices[start:end]] += self._data[start:end]
+        return scores
+
+    def search(self, query: str, k: int = SEARCH_RESULTS) -> tuple[int, ...]:
+        """Catalog indices of the top ``k`` documents for ``query`` (see the module docstring)."""
+        scores = self.scores(query)
+        hits = np.flatnonzero(scores > 0)
+        if len(hits) > k:
+            top = np.argpartition(-scores[hits], k - 1)[:k]
+            cutoff = scores[hits[top]].min()
+            hits = np.flatnonzero(scores >= cutoff)
+        order = np.lexsort((hits, -scores[hits]))[:k]
+        return tuple(int(i) for i in hits[order])
