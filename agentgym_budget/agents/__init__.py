@@ -1,0 +1,105 @@
+"""Agents: the protocol, the built-in agents and the name registry used by ``--agent``.
+
+====================================  ===========================================================
+``random``                            uniform over the admissible actions
+``expert``                            the family's reference solver (``expert_action``)
+``noisy-expert-recover[:eps=E]``      expert that errs with probability E and re-plans after errors
+``noisy-expert-norecover[:eps=E]``    expert that errs with probability E and keeps its stale plan
+``openai:MODEL[:key=value,...]``      chat model behind any OpenAI-compatible endpoint
+====================================  ===========================================================
+
+Example:
+    >>> from agentgym_budget.agents import parse_agent
+    >>> sorted(agent_kinds())
+    ['expert', 'noisy-expert-norecover', 'noisy-expert-recover', 'openai', 'random']
+    >>> parse_agent("random").build()
+    RandomAgent()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentgym_budget.agents.base import (
+    Agent,
+    AsyncAgent,
+    SeededAgent,
+    close_agent,
+    episode_stats,
+    is_async_agent,
+    required_info_keys,
+)
+from agentgym_budget.agents.builtin import ExpertAgent, NoisyExpertNoRecover, NoisyExpertRecover, RandomAgent
+from agentgym_budget.agents.registry import AgentKind, AgentSpec, Param, agent_kinds, parse_agent, register_agent
+
+__all__ = [
+    "DEFAULT_EPS",
+    "Agent",
+    "AgentKind",
+    "AgentSpec",
+    "AsyncAgent",
+    "ExpertAgent",
+    "NoisyExpertNoRecover",
+    "NoisyExpertRecover",
+    "Param",
+    "RandomAgent",
+    "SeededAgent",
+    "agent_kinds",
+    "close_agent",
+    "episode_stats",
+    "is_async_agent",
+    "parse_agent",
+    "register_agent",
+    "required_info_keys",
+]
+
+DEFAULT_EPS = 0.3
+"""Default error rate of the noisy experts."""
+
+
+def _openai_agent(model: str, **options: Any) -> Any:
+    from agentgym_budget.agents.openai_chat import OpenAIChatAgent
+
+    return OpenAIChatAgent(model, **options)
+
+
+def _register_builtins() -> None:
+    eps = Param("eps", float, DEFAULT_EPS, "probability of a random non-expert action each turn", identity=True)
+    register_agent("random", RandomAgent, description="Uniformly random admissible actions.")
+    register_agent("expert", ExpertAgent, description="The family's reference solver, re-planned every turn.")
+    register_agent(
+        "noisy-expert-recover",
+        NoisyExpertRecover,
+        description="Expert that errs with probability eps and re-plans from wherever the error led.",
+        params=[eps],
+    )
+    register_agent(
+        "noisy-expert-norecover",
+        NoisyExpertNoRecover,
+        description="Expert that errs with probability eps and keeps following the plan it made at reset.",
+        params=[eps],
+    )
+    register_agent(
+        "openai",
+        _openai_agent,
+        argument="model",
+        description="Chat model behind an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama...).",
+        params=[
+            Param("base_url", str, "", "API root, e.g. http://localhost:8000/v1 ($OPENAI_BASE_URL)", operational=True),
+            Param("api_key_env", str, "OPENAI_API_KEY", "environment variable holding the key", operational=True),
+            Param("temperature", float, 0.7, "sampling temperature"),
+            Param("top_p", float, 1.0, "nucleus sampling mass"),
+            Param("max_tokens", int, 256, "completion tokens per turn"),
+            Param("history", int, 8, "past turns shown in the prompt"),
+            Param("show_actions", bool, True, "show the admissible actions"),
+            Param("template", str, "", "JSON prompt template file"),
+            Param("timeout", float, 60.0, "seconds per request", operational=True),
+            Param("retries", int, 4, "retries after a retryable failure", operational=True),
+            Param("backoff", float, 1.0, "first retry delay in seconds", operational=True),
+            Param("concurrency", int, 8, "requests in flight per worker process", operational=True),
+            Param("send_seed", bool, True, "send a per-turn seed"),
+        ],
+    )
+
+
+_register_builtins()

@@ -1,0 +1,218 @@
+"""A small client for OpenAI-compatible ``/chat/completions`` endpoints (vLLM, SGLang, llama.cpp, Ollama...).
+
+:class:`ChatClient` sends requests with :mod:`httpx` and adds what an evaluation needs:
+
+* an API key read from an environment variable at request time (``api_key_env``); the key is never
+  stored on the client, shown in its ``repr``, logged or written anywhere; no variable, no header
+  (local servers usually need none);
+* a per-request timeout, and retries with exponential backoff (``backoff * 2**attempt`` seconds,
+  capped at 30 s, or the server's ``Retry-After``) on timeouts, connection errors and the statuses
+  408, 409, 429, 500, 502, 503, 504; other errors fail at once with :class:`~agentgym_budget.errors.AgentError`;
+* a concurrency limit: at most ``concurrency`` requests in flight from this client;
+* token counts from the response's ``usage``.
+
+Clients are bound to the event loop they first run in. :func:`shared_client` returns one client per
+configuration and loop, so every agent of a worker process shares one connection pool and one
+concurrency limit; :func:`close_shared_clients` closes the current loop's clients.
+
+Example:
+    >>> client = ChatClient("http://127.0.0.1:8000/v1", api_key_env="MY_KEY", retries=2)
+    >>> client
+    ChatClient(base_url='http://127.0.0.1:8000/v1', api_key_env='MY_KEY', timeout=60.0, retries=2, concurrency=8)
+    >>> client.url
+    'http://127.0.0.1:8000/v1/chat/completions'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from agentgym_budget.errors import AgentError, InvalidOptionError
+
+__all__ = ["RETRY_STATUSES", "ChatClient", "ChatResult", "close_shared_clients", "shared_client"]
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+"""HTTP statuses that are retried (with backoff); any other error status fails at once."""
+
+_MAX_DELAY = 30.0
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One completion.
+
+    Attributes:
+        text: The assistant message's content.
+        prompt_tokens: Prompt tokens reported by the server (0 if it reports none).
+        completion_tokens: Completion tokens reported by the server (0 if it reports none).
+        retries: How many failed attempts preceded this one.
+        finish_reason: The server's ``finish_reason`` (``None`` if absent).
+    """
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    retries: int
+    finish_reason: str | None = None
+
+
+class ChatClient:
+    """Async client of one OpenAI-compatible server (see the module docstring).
+
+    Args:
+        base_url: The API root, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is appended).
+        api_key_env: Name of the environment variable holding the API key.
+        timeout: Seconds allowed for one request.
+        retries: Extra attempts after a retryable failure.
+        backoff: First retry delay in seconds (doubled every attempt).
+        concurrency: Maximum requests in flight.
+        transport: An ``httpx`` transport (for tests and custom networking).
+
+    Raises:
+        InvalidOptionError: A non-positive timeout or concurrency, or negative retries/backoff.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        retries: int = 4,
+        backoff: float = 1.0,
+        concurrency: int = 8,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise InvalidOptionError(f"base_url must start with http:// or https://, got {base_url!r}.")
+        if timeout <= 0 or concurrency < 1 or retries < 0 or backoff < 0:
+            raise InvalidOptionError(
+                f"ChatClient needs timeout > 0, concurrency >= 1, retries >= 0 and backoff >= 0; got "
+                f"timeout={timeout}, concurrency={concurrency}, retries={retries}, backoff={backoff}."
+            )
+        self.base_url = base_url.rstrip("/")
+        self.api_key_env = api_key_env
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self.concurrency = int(concurrency)
+        self._transport = transport
+        self._http: httpx.AsyncClient | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._jitter = random.Random()
+
+    @property
+    def url(self) -> str:
+        """The completions endpoint."""
+        return f"{self.base_url}/chat/completions"
+
+    def __repr__(self) -> str:
+        return (
+            f"ChatClient(base_url={self.base_url!r}, api_key_env={self.api_key_env!r}, timeout={self.timeout}, "
+            f"retries={self.retries}, concurrency={self.concurrency})"
+        )
+
+    def _headers(self) -> dict[str, str]:
+        key = os.environ.get(self.api_key_env, "")
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _ensure_open(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
+        if self._http is None or self._slots is None:
+            limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+            self._http = httpx.AsyncClient(timeout=self.timeout, limits=limits, transport=self._transport)
+            self._slots = asyncio.Semaphore(self.concurrency)
+        return self._http, self._slots
+
+    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+        if response is not None:
+            try:
+                return min(_MAX_DELAY, max(0.0, float(response.headers.get("retry-after", ""))))
+            except ValueError:
+                pass
+        return min(_MAX_DELAY, self.backoff * 2**attempt * self._jitter.uniform(0.75, 1.0))
+
+    async def complete(self, payload: Mapping[str, Any]) -> ChatResult:
+        """POST ``payload`` to :attr:`url` and return the first choice (retrying as documented).
+
+        Raises:
+            AgentError: A non-retryable error, retries exhausted, or a malformed response.
+        """
+        http, slots = self._ensure_open()
+        last_problem = ""
+        for attempt in range(self.retries + 1):
+            response: httpx.Response | None = None
+            try:
+                async with slots:
+                    response = await http.post(self.url, json=dict(payload), headers=self._headers())
+            except httpx.TimeoutException:
+                last_problem = f"no answer within {self.timeout:g} s"
+            except httpx.TransportError as err:
+                last_problem = f"{type(err).__name__}: {err}"
+            else:
+                if response.status_code < 400:
+                    return self._parse(response, attempt)
+                detail = response.text[:300].strip()
+                last_problem = f"HTTP {response.status_code}: {detail}"
+                if response.status_code not in RETRY_STATUSES:
+                    raise AgentError(f"{self.url} refused the request ({last_problem}); not retried.")
+            if attempt < self.retries:
+                await asyncio.sleep(self._delay(attempt, response))
+        raise AgentError(f"{self.url} failed after {self.retries + 1} attempts; last problem: {last_problem}.")
+
+    def _parse(self, response: httpx.Response, attempt: int) -> ChatResult:
+        try:
+            body = response.json()
+            choice = body["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise AgentError(
+                f"{self.url} answered with something that is not a chat completion: {response.text[:300]!r}."
+            ) from None
+        usage = body.get("usage") or {}
+        return ChatResult(
+            text=str(text),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            retries=attempt,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection pool (the client reopens one if used again)."""
+        if self._http is not None:
+            await self._http.aclose()
+        self._http, self._slots = None, None
+
+
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], ChatClient]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_client(base_url: str, **options: Any) -> ChatClient:
+    """The current event loop's client for this configuration (created on first use).
+
+    Must be called from a coroutine (the client belongs to the running loop).
+    """
+    loop = asyncio.get_running_loop()
+    clients = _SHARED.setdefault(loop, {})
+    key = (base_url, *sorted(options.items()))
+    client = clients.get(key)
+    if client is None:
+        client = clients[key] = ChatClient(base_url, **options)
+    return client
+
+
+async def close_shared_clients() -> None:
+    """Close and forget every client :func:`shared_client` made for the running loop."""
+    clients = _SHARED.pop(asyncio.get_running_loop(), {})
+    for client in clients.values():
+        await client.aclose()

@@ -1,0 +1,13 @@
+"""The ``agentgym-budget`` command line.
+
+Every subcommand is a module ``agentgym_budget/cli/cmd_<name>.py`` with ``NAME``, ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``; :func:`~agentgym_budget.cli.main.main`
+discovers them, so adding a command is adding a module. Built in: ``list``, ``play``, ``passkt``,
+``report``.
+"""
+
+from __future__ import annotations
+
+from agentgym_budget.cli.main import build_parser, main
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,64 @@
+"""List the registered environment ids (family, splits, description) and the agent names.
+
+Example:
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser)
+    >>> run(parser.parse_args(["--family", "textworld"]))  # doctest: +ELLIPSIS
+    Environments (--env ID):
+      ID ...
+      agentgym_budget/TextWorld-CoinCollector-v0 ...
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from agentgym_budget.agents import agent_kinds
+from agentgym_budget.registration import env_info, registered_ids
+
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
+NAME = "list"
+HELP = "list environment ids and agent names"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``list``."""
+    parser.add_argument("--family", default=None, help="only this task family")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--envs", action="store_true", help="only environments")
+    what.add_argument("--agents", action="store_true", help="only agents")
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the listings."""
+    if not args.agents:
+        rows = [("ID", "FAMILY", "SPLITS", "DESCRIPTION")]
+        for env_id in registered_ids(args.family):
+            info = env_info(env_id)
+            rows.append((env_id, info.family, ",".join(info.splits), info.description))
+        print("Environments (--env ID):")
+        print("\n".join(_table(rows)) if len(rows) > 1 else f"  none for family {args.family!r}")
+    if not args.envs:
+        if not args.agents:
+            print()
+        rows = [("NAME", "DESCRIPTION")]
+        for kind in agent_kinds().values():
+            name = kind.name + (f":{kind.argument.upper()}" if kind.argument else "")
+            if kind.params:
+                name += "[:key=value,...]"
+            rows.append((name, kind.description))
+        print("Agents (--agent NAME):")
+        print("\n".join(_table(rows)))
+        print("\nAgent parameters (default):")
+        for kind in agent_kinds().values():
+            for param in kind.params:
+                print(f"  {kind.name}: {param.name}={param.default!r}  {param.help}")
+    return 0

@@ -1,0 +1,114 @@
+"""Measure Pass@(K,T) of one or more agents on an environment, print the grid and write plots.
+
+Pass@(K,T) is the probability that at least one of K independent episodes, each with a budget of
+T turns, wins the task (unbiased estimate from n >= K samples per task and T, averaged over tasks,
+bootstrap intervals over tasks). Without arguments it runs the built-in main job: the recovering
+and the non-recovering noisy expert (error rate 0.3) on 20 TextWorld Coin Collector games of
+level 110 (10 rooms to the coin plus distractor rooms), K in 1,2,4,8, T in 10,15,20,30,40,
+8 samples, 2 workers. Rerunning with the same --out resumes an interrupted run.
+
+Writes DIR/episodes.jsonl, run.json, summary.json, summary.csv, difference.csv (two or more
+agents), heatmap.png, success_vs_T.png, passk_vs_K.png and difference.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
+from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
+from agentgym_budget.eval.passkt import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig, run_passkt
+from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.tables import format_summary
+
+__all__ = ["DEFAULT_AGENTS", "DEFAULT_ENV", "DEFAULT_ENV_ARGS", "HELP", "NAME", "add_arguments", "default_out", "run"]
+
+NAME = "passkt"
+HELP = "measure Pass@(K,T) (run, resume, summarise, plot)"
+
+DEFAULT_ENV = "TextWorld-CoinCollector-v0"
+"""Environment of the main job."""
+
+DEFAULT_ENV_ARGS = "level=110"
+"""Its arguments (used only when ``--env`` is not given): 10 rooms to the coin, with distractor rooms."""
+
+DEFAULT_AGENTS = ("noisy-expert-recover", "noisy-expert-norecover")
+"""Agents of the main job."""
+
+
+def default_out() -> Path:
+    """``runs/passkt-<YYYYmmdd-HHMMSS>`` under the current directory."""
+    return Path("runs") / time.strftime("passkt-%Y%m%d-%H%M%S")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``passkt``."""
+    add_env_arguments(parser, env_required=False)
+    parser.add_argument(
+        "--agent",
+        action="append",
+        metavar="NAME",
+        help="agent name, repeatable (default: noisy-expert-recover and noisy-expert-norecover); "
+        "see `agentgym-budget list --agents`",
+    )
+    parser.add_argument("--k", type=int_list, default=DEFAULT_KS, metavar="K,...", help="breadths K (default 1,2,4,8)")
+    parser.add_argument(
+        "--t", type=int_list, default=DEFAULT_BUDGETS, metavar="T,...", help="turn budgets T (default 10,15,20,30,40)"
+    )
+    parser.add_argument("--n", type=positive_int, default=8, help="samples per task and budget (default 8)")
+    parser.add_argument("--tasks", type=positive_int, default=20, help="first N tasks of the split (default 20)")
+    parser.add_argument("--task-ids", default=None, metavar="ID,...", help="explicit task ids instead of --tasks")
+    parser.add_argument("--mode", choices=MODES, default="independent", help="run mode (default independent)")
+    parser.add_argument("--show-budget", action="store_true", help="show the agent its remaining budget")
+    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default runs/passkt-<time>)")
+    parser.add_argument(
+        "--concurrency", type=positive_int, default=None, help="episodes at once per worker for async (LLM) agents"
+    )
+    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
+    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
+    parser.add_argument("--no-plots", action="store_true", help="do not write plots")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or resume) the grid, print it and write the outputs."""
+    env_id = args.env or DEFAULT_ENV
+    env_args = args.env_args if (args.env or args.env_args is not None) else DEFAULT_ENV_ARGS
+    tasks = tuple(t.strip() for t in args.task_ids.split(",") if t.strip()) if args.task_ids else args.tasks
+    config = PassKTConfig(
+        env=EnvRef.parse(env_id, env_args, args.split),
+        agents=tuple(args.agent or DEFAULT_AGENTS),
+        ks=args.k,
+        budgets=args.t,
+        samples=args.n,
+        tasks=tasks,
+        mode=args.mode,
+        show_budget=args.show_budget,
+        seed=args.seed,
+        workers=args.workers,
+        episode_concurrency=args.concurrency,
+        confidence=args.confidence,
+        resamples=args.bootstrap,
+    )
+    out = args.out or default_out()
+    agents = ", ".join(spec.name for spec in config.specs)
+    size = len(config.specs) * config.samples * (len(config.budgets) if config.mode == "independent" else 1)
+    print(f"Pass@(K,T) of {agents}")
+    print(
+        f"on {config.env.label}, {len(tasks) if args.task_ids else config.tasks} tasks, {config.mode} mode, "
+        f"budget {'shown' if config.show_budget else 'hidden'}, K={list(config.ks)}, T={list(config.budgets)}, "
+        f"n={config.samples}, seed={config.seed}, {config.workers} worker(s); {size} episodes per task"
+    )
+    print(f"output: {out}")
+    began = time.perf_counter()
+    result = run_passkt(config, out, progress=not args.no_progress, plots=not args.no_plots)
+    print()
+    print(format_summary(result.summary))
+    print()
+    print(f"{result.played} episodes played, {result.reused} reused from the log, {time.perf_counter() - began:.1f} s.")
+    print("Wrote:", ", ".join(str(p) for p in [out / "episodes.jsonl", *result.files]))
+    return 0

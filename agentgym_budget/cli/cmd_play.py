@@ -1,0 +1,75 @@
+"""Play an environment yourself in the terminal, with the turn budget shown.
+
+Type commands at the prompt. Meta-commands: :actions (the admissible actions), :hint (the
+reference solver's next action, with --hints), :help, :quit. The game ends when the task is won
+or lost, or when the budget is used up.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from agentgym_budget.cli.common import add_env_arguments, positive_int
+from agentgym_budget.eval.rollout import EnvRef
+
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
+NAME = "play"
+HELP = "play an environment in the terminal (budget shown)"
+
+_HELP_TEXT = ":actions lists the admissible actions, :hint asks the solver (with --hints), :quit ends."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``play``."""
+    parser.add_argument("id", metavar="ID", help="registered environment id (see `agentgym-budget list`)")
+    add_env_arguments(parser, env_required=True)
+    parser.add_argument("--task", default=None, help="task id or index (default: drawn with --seed)")
+    parser.add_argument("--budget", type=positive_int, default=30, help="turn budget (default 30)")
+    parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
+    parser.add_argument("--hints", action="store_true", help="allow :hint (computes the solver's plan each turn)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play until the episode ends or the player quits."""
+    ref = EnvRef.parse(args.id, args.env_args, args.split)
+    env = ref.make({"expert_action"} if args.hints else (), show_budget=True, max_turns=args.budget)
+    task = int(args.task) if args.task is not None and args.task.lstrip("-").isdigit() else args.task
+    try:
+        observation, info = env.reset(seed=args.seed, options=None if task is None else {"task": task})
+        print(f"{ref.label}, task {info['task_id']}. Goal: {info['goal']}")
+        print(f"Budget: {args.budget} turns. {_HELP_TEXT}\n")
+        print(observation)
+        while True:
+            try:
+                line = input("> ")
+            except EOFError:
+                print()
+                break
+            command = line.strip()
+            if command in (":quit", ":q", ":exit"):
+                break
+            if command in (":actions", ":a"):
+                print("Admissible: " + " | ".join(info["admissible_actions"]))
+                continue
+            if command == ":hint":
+                hint = info.get("expert_action") if args.hints else None
+                print(f"Hint: {hint}" if hint else "No hint (start with --hints to enable them).")
+                continue
+            if command in (":help", ":h"):
+                print(_HELP_TEXT)
+                continue
+            observation, _, terminated, truncated, info = env.step(line)
+            print(observation)
+            if terminated or truncated:
+                turns = info["turn"]
+                if info["won"]:
+                    print(f"\n*** You won in {turns} turns. ***")
+                elif info["lost"]:
+                    print(f"\n*** You lost after {turns} turns. ***")
+                else:
+                    print(f"\n*** Out of turns ({turns} of {args.budget}). ***")
+                break
+    finally:
+        env.close()
+    return 0

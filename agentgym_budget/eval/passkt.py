@@ -1,0 +1,427 @@
+"""Pass@(K,T) runs: plan the (agent, task, T, sample) grid, play it in parallel, resume, summarise.
+
+Definitions (also in :data:`~agentgym_budget.eval.summary.DEFINITION`):
+
+* an episode with budget ``T`` succeeds if the task is won within ``T`` turns;
+* Pass@(K,T) of a task is the probability that at least one of ``K`` independent episodes, each with
+  budget ``T``, succeeds; it is estimated from ``n >= K`` samples per (task, T) with the unbiased
+  estimator ``1 - C(n-c, K) / C(n, K)``, averaged over tasks, with bootstrap intervals over tasks.
+
+Run modes:
+
+``independent``
+    ``n`` episodes per (task, T), each run with its own budget ``T``. Always valid; required when
+    the agent is shown its budget (``show_budget``), since its behaviour may then depend on ``T``.
+``prefix``
+    ``n`` episodes per task at ``T_max = max(T)``, recording the turn of success; the outcome at every
+    ``T <= T_max`` is read from the same episode (won by turn ``T``). ``|T|`` times cheaper, and valid
+    only when the budget is hidden: :class:`PassKTConfig` refuses ``prefix`` with ``show_budget``.
+
+Seeds: sample ``s`` of task ``t`` uses the seed :func:`episode_seed` ``(seed, t, s)`` for both the env
+reset and the agent, at every ``T`` and for every agent (common random numbers: cells and agents are
+compared on matched episodes). Hence, for an agent that does not see its budget, the independent
+episode at ``T`` is exactly the prefix of length ``T`` of the episode at ``T_max``: both modes give
+identical outcomes, and the same command and seed give the same results.
+
+Output directory (:func:`run_passkt`): ``run.json`` (settings; a rerun must keep the env, seed, mode
+and budget visibility, and may add agents, tasks, budgets or samples), ``episodes.jsonl`` (one record
+per finished episode, appended durably at once; a rerun skips logged episodes), ``summary.json``,
+``summary.csv``, ``difference.csv`` (two or more agents) and the plots of :mod:`.plots`.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentgym_budget.agents import parse_agent
+from agentgym_budget.agents.registry import AgentSpec
+from agentgym_budget.errors import InvalidOptionError, RunConfigError
+from agentgym_budget.eval import estimator
+from agentgym_budget.eval.pool import run_jobs
+from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text
+from agentgym_budget.eval.summary import Summary, summarize
+from agentgym_budget.wrappers.turn_budget import validate_budget
+
+__all__ = [
+    "DEFAULT_BUDGETS",
+    "DEFAULT_KS",
+    "MODES",
+    "EpisodePlan",
+    "PassKTConfig",
+    "PassKTJob",
+    "PassKTRun",
+    "episode_key",
+    "episode_seed",
+    "plan_episodes",
+    "run_passkt",
+    "write_summary",
+]
+
+MODES = ("independent", "prefix")
+"""Run modes (see the module docstring)."""
+
+DEFAULT_KS = (1, 2, 4, 8)
+"""Default breadths K."""
+
+DEFAULT_BUDGETS = (10, 15, 20, 30, 40)
+"""Default turn budgets T."""
+
+RUN_FILE = "run.json"
+EPISODES_FILE = "episodes.jsonl"
+_PINNED = ("env_id", "env_kwargs", "split", "seed", "mode", "show_budget")
+
+
+def episode_seed(seed: int, task_id: str, sample: int) -> int:
+    """Seed of sample ``sample`` of ``task_id`` in a run seeded with ``seed`` (independent of T and agent).
+
+    Example:
+        >>> episode_seed(0, "coin-l1-3", 2) == episode_seed(0, "coin-l1-3", 2) != episode_seed(1, "coin-l1-3", 2)
+        True
+    """
+    digest = hashlib.sha256(f"{seed}|{task_id}|{sample}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % (2**31 - 1)
+
+
+def episode_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Identity of a logged episode (what a resumed run checks before playing it again)."""
+    return (
+        record["agent"],
+        record["env_id"],
+        json.dumps(record.get("env_kwargs") or {}, sort_keys=True),
+        record.get("split"),
+        record["task_id"],
+        record["mode"],
+        bool(record["show_budget"]),
+        int(record["budget"]),
+        int(record["sample"]),
+        int(record["seed"]),
+    )
+
+
+def _positive_ints(values: Sequence[int], what: str) -> tuple[int, ...]:
+    checked = tuple(sorted({validate_budget(v, f"in {what}") for v in values}))
+    if not checked:
+        raise InvalidOptionError(f"{what} is empty; give at least one positive integer.")
+    return checked
+
+
+@dataclass(frozen=True)
+class PassKTConfig:
+    """Settings of a Pass@(K,T) run.
+
+    Attributes:
+        env: The environment configuration.
+        agents: Agent specs or names (``parse_agent`` syntax).
+        ks: Breadths ``K`` (each ``<= samples``).
+        budgets: Turn budgets ``T``.
+        samples: Episodes ``n`` per (agent, task, T).
+        tasks: Number of tasks (the first ones of the split), or explicit task ids.
+        mode: ``"independent"`` or ``"prefix"``.
+        show_budget: Tell the agent its budget (observation notice and ``info``).
+        seed: Seed of the run (episode seeds derive from it).
+        workers: Worker processes (``1``: in this process).
+        episode_concurrency: Episodes played at once per worker for async agents (``None``: the agent's
+            ``concurrency`` parameter, else 1).
+        confidence: Confidence level of the intervals.
+        resamples: Bootstrap resamples.
+
+    Raises:
+        RunConfigError: ``prefix`` mode with ``show_budget``, an unknown mode, or ``K > samples``.
+        InvalidOptionError: Bad numbers.
+
+    Example:
+        >>> PassKTConfig(EnvRef.parse("TextWorld-CoinCollector-v0"), ["random"], mode="prefix", show_budget=True)
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.RunConfigError: prefix mode reads every budget T <= T_max from one episode run at T_max, which is only valid when the agent cannot see its budget; with show_budget the agent's behaviour may depend on T, so use mode='independent' (--mode independent).
+    """
+
+    env: EnvRef
+    agents: tuple[AgentSpec | str, ...]
+    ks: tuple[int, ...] = DEFAULT_KS
+    budgets: tuple[int, ...] = DEFAULT_BUDGETS
+    samples: int = 8
+    tasks: int | tuple[str, ...] = 20
+    mode: str = "independent"
+    show_budget: bool = False
+    seed: int = 0
+    workers: int = 2
+    episode_concurrency: int | None = None
+    confidence: float = estimator.DEFAULT_CONFIDENCE
+    resamples: int = estimator.DEFAULT_BOOTSTRAP
+
+    def __post_init__(self) -> None:
+        specs = tuple(parse_agent(agent) for agent in self.agents)
+        if not specs:
+            raise InvalidOptionError("A Pass@(K,T) run needs at least one agent.")
+        names = [spec.name for spec in specs]
+        if len(set(names)) != len(names):
+            raise InvalidOptionError(f"The same agent is listed twice: {names}.")
+        object.__setattr__(self, "agents", specs)
+        object.__setattr__(self, "ks", _positive_ints(self.ks, "the breadths K"))
+        object.__setattr__(self, "budgets", _positive_ints(self.budgets, "the budgets T"))
+        validate_budget(self.samples, "as the number of samples n")
+        if self.mode not in MODES:
+            raise RunConfigError(f"Unknown mode {self.mode!r}; expected one of {', '.join(MODES)}.")
+        if self.mode == "prefix" and self.show_budget:
+            raise RunConfigError(
+                "prefix mode reads every budget T <= T_max from one episode run at T_max, which is only valid "
+                "when the agent cannot see its budget; with show_budget the agent's behaviour may depend on T, "
+                "so use mode='independent' (--mode independent)."
+            )
+        if max(self.ks) > self.samples:
+            raise RunConfigError(
+                f"K={max(self.ks)} needs at least {max(self.ks)} samples per (task, T), but n={self.samples}; "
+                f"raise n (--n {max(self.ks)}) or drop that K."
+            )
+        if isinstance(self.tasks, int):
+            validate_budget(self.tasks, "as the number of tasks")
+        elif not self.tasks:
+            raise InvalidOptionError("The task list is empty.")
+        if self.workers < 1:
+            raise InvalidOptionError(f"workers must be >= 1, got {self.workers}.")
+
+    @property
+    def specs(self) -> tuple[AgentSpec, ...]:
+        """The agents as parsed specs."""
+        return self.agents  # type: ignore[return-value]
+
+    def resolve_tasks(self) -> tuple[str, ...]:
+        """The task ids of the run (the first ``tasks`` of the split, or the given ids, checked).
+
+        Raises:
+            InvalidOptionError: More tasks requested than the split has, or unknown task ids.
+        """
+        available = self.env.task_ids()
+        if isinstance(self.tasks, int):
+            if self.tasks > len(available):
+                raise InvalidOptionError(
+                    f"{self.env.label} has {len(available)} tasks in its split; asked for {self.tasks}."
+                )
+            return available[: self.tasks]
+        unknown = [t for t in self.tasks if t not in set(available)]
+        if unknown:
+            raise InvalidOptionError(f"Unknown task ids for {self.env.label}: {unknown[:5]}.")
+        return tuple(self.tasks)
+
+    def to_json(self, task_ids: Sequence[str] = ()) -> dict[str, Any]:
+        """JSON form (stored as ``run.json`` and in ``summary.json``)."""
+        return {
+            **self.env.to_json(),
+            "agents": [spec.name for spec in self.specs],
+            "ks": list(self.ks),
+            "budgets": list(self.budgets),
+            "samples": self.samples,
+            "tasks": list(task_ids) if task_ids else self.tasks,
+            "mode": self.mode,
+            "show_budget": self.show_budget,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "bootstrap_resamples": self.resamples,
+        }
+
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    """One episode to play: agent, task, budget, sample and its seed."""
+
+    agent: AgentSpec
+    task_id: str
+    budget: int
+    sample: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class PassKTJob:
+    """The episodes of one task, played by one worker (the unit of parallel work)."""
+
+    env: EnvRef
+    mode: str
+    show_budget: bool
+    task_id: str
+    episodes: tuple[EpisodePlan, ...]
+    episode_concurrency: int | None = None
+
+    def describe(self) -> str:
+        """Short description for error messages."""
+        return f"task {self.task_id!r} of {self.env.label} ({len(self.episodes)} episodes)"
+
+
+def plan_episodes(config: PassKTConfig, task_ids: Sequence[str]) -> list[EpisodePlan]:
+    """Every episode of the run, grouped by task (independent: each T; prefix: T_max only)."""
+    budgets = config.budgets if config.mode == "independent" else (max(config.budgets),)
+    return [
+        EpisodePlan(spec, task, budget, sample, episode_seed(config.seed, task, sample))
+        for task in task_ids
+        for spec in config.specs
+        for budget in budgets
+        for sample in range(config.samples)
+    ]
+
+
+def _record_key(config: PassKTConfig, plan: EpisodePlan) -> tuple[Any, ...]:
+    return episode_key(
+        {
+            **config.env.to_json(),
+            "agent": plan.agent.name,
+            "task_id": plan.task_id,
+            "mode": config.mode,
+            "show_budget": config.show_budget,
+            "budget": plan.budget,
+            "sample": plan.sample,
+            "seed": plan.seed,
+        }
+    )
+
+
+def _check_resume(out: Path, config: PassKTConfig, task_ids: Sequence[str]) -> None:
+    path = out / RUN_FILE
+    current = config.to_json(task_ids)
+    if path.exists():
+        try:
+            previous = json.loads(path.read_text())
+        except ValueError as err:
+            raise RunConfigError(f"{path} is not valid JSON ({err}); remove it or use another --out.") from err
+        changed = [key for key in _PINNED if previous.get(key) != current.get(key)]
+        if changed:
+            details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
+            raise RunConfigError(
+                f"{out} holds a run with other settings ({details}). A rerun into the same directory resumes "
+                "it and must keep the env, seed, mode and budget visibility; use another --out for a new run."
+            )
+    atomic_write_json(path, current)
+
+
+@dataclass
+class PassKTRun:
+    """Result of :func:`run_passkt`.
+
+    Attributes:
+        out: The output directory.
+        summary: The summary of the requested grid.
+        played: Episodes played by this call.
+        reused: Episodes found in the log and not played again.
+        files: Paths written (summaries and plots).
+    """
+
+    out: Path
+    summary: Summary
+    played: int
+    reused: int
+    files: list[Path] = field(default_factory=list)
+
+
+def write_summary(summary: Summary, out: Path, config: Mapping[str, Any], *, plots: bool = True) -> list[Path]:
+    """Write ``summary.json``, ``summary.csv``, ``difference.csv`` (if any) and the plots into ``out``."""
+    files = [atomic_write_json(out / "summary.json", summary.to_json(config))]
+    files.append(atomic_write_text(out / "summary.csv", _csv(summary.csv_rows())))
+    if summary.differences:
+        rows = [
+            {"first": d.first, "second": d.second, **cell, "tasks": len(d.tasks)}
+            for d in summary.differences
+            for cell in d.cells()
+        ]
+        files.append(atomic_write_text(out / "difference.csv", _csv(rows)))
+    if plots:
+        from agentgym_budget.eval.plots import write_plots
+
+        files += write_plots(summary, out)
+    return files
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def run_passkt(
+    config: PassKTConfig,
+    out: str | Path,
+    *,
+    progress: bool = True,
+    plots: bool = True,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+) -> PassKTRun:
+    """Play the missing episodes of ``config`` into ``out``, then summarise (see the module docstring).
+
+    Args:
+        config: The run's settings.
+        out: Output directory (created; an existing run there is resumed).
+        progress: Show a progress bar on stderr.
+        plots: Write the plots.
+        on_episode: Called with every new episode record after it was logged.
+
+    Raises:
+        RunConfigError: ``out`` holds a run with other pinned settings.
+        WorkerError: An episode failed in a worker process (logged episodes are kept; rerun to resume).
+    """
+    from tqdm import tqdm
+
+    from agentgym_budget.eval.passkt_worker import close_worker_resources, play_job
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    task_ids = config.resolve_tasks()
+    _check_resume(out, config, task_ids)
+    planned = plan_episodes(config, task_ids)
+    played = 0
+    with JsonlStore(out / EPISODES_FILE, key=episode_key) as store:
+        todo = [plan for plan in planned if _record_key(config, plan) not in store.keys]
+        jobs = []
+        for task in task_ids:
+            episodes = tuple(plan for plan in todo if plan.task_id == task)
+            if episodes:
+                jobs.append(
+                    PassKTJob(config.env, config.mode, config.show_budget, task, episodes, config.episode_concurrency)
+                )
+        bar = tqdm(
+            total=len(planned),
+            initial=len(planned) - len(todo),
+            desc="episodes",
+            unit="ep",
+            disable=not progress,
+            file=sys.stderr,
+            dynamic_ncols=True,
+        )
+
+        def on_result(record: dict[str, Any]) -> None:
+            nonlocal played
+            if store.append(record):
+                played += 1
+                if on_episode is not None:
+                    on_episode(record)
+            bar.update(1)
+
+        try:
+            run_jobs(play_job, jobs, workers=config.workers, on_result=on_result, finalize=close_worker_resources)
+        finally:
+            bar.close()
+        wanted = {_record_key(config, plan) for plan in planned}
+        records = [record for record in store.records if episode_key(record) in wanted]
+    summary = summarize(
+        records,
+        ks=config.ks,
+        budgets=config.budgets,
+        samples=config.samples,
+        order=[spec.name for spec in config.specs],
+        confidence=config.confidence,
+        resamples=config.resamples,
+        seed=config.seed,
+    )
+    files = write_summary(summary, out, config.to_json(task_ids), plots=plots)
+    return PassKTRun(out, summary, played, len(planned) - len(todo), files)

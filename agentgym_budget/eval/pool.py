@@ -1,0 +1,156 @@
+"""Running jobs in parallel worker processes and streaming their results back as they are made.
+
+:func:`run_jobs` is the execution engine of every evaluation command. A *job* is any picklable
+object and ``fn(job, emit)`` a module-level function that does the work, calling ``emit(result)``
+for each finished result (e.g. one episode); the parent process receives every result as soon as it
+is emitted and hands it to ``on_result`` (which, in the evaluation commands, appends it to the
+JSONL log at once). So results are saved one by one, not per job, and a killed run loses only the
+results that were still being computed.
+
+With ``workers <= 1`` the jobs run in the calling process (no pickling, easy debugging). Otherwise
+``workers`` processes are started with the ``spawn`` method; each takes the next job when it is
+free. If a job raises, the run stops: the other workers are terminated and
+:class:`~agentgym_budget.errors.WorkerError` says which job failed and why (results already emitted
+were delivered). A worker that dies without a word (killed, out of memory) is reported the same way.
+Workers ignore ``SIGINT``; on Ctrl-C the parent terminates them.
+
+``finalize`` (module-level, optional) runs in each worker after its last job, and in the calling
+process after the jobs when ``workers <= 1``, to release per-process resources.
+
+Example:
+    >>> results = []
+    >>> run_jobs(_demo_job, [1, 2, 3], workers=1, on_result=results.append)
+    >>> results
+    [1, 1, 2, 2, 3, 3]
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import signal
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentgym_budget.errors import WorkerError
+
+__all__ = ["Emit", "run_jobs"]
+
+Emit = Callable[[Any], None]
+"""Callback a job function calls with each finished result."""
+
+_POLL_SECONDS = 0.5
+
+
+def _demo_job(job: int, emit: Emit) -> None:
+    emit(job)
+    emit(job)
+
+
+def _worker_main(
+    fn: Callable[[Any, Emit], None],
+    finalize: Callable[[], None] | None,
+    jobs: Any,
+    results: Any,
+) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        while True:
+            item = jobs.get()
+            if item is None:
+                return
+            index, job = item
+            try:
+                fn(job, lambda result, _index=index: results.put(("result", _index, result)))
+            except BaseException as err:
+                results.put(("error", index, f"{type(err).__name__}: {err}\n{traceback.format_exc()}"))
+                return
+            results.put(("done", index, None))
+    finally:
+        if finalize is not None:
+            finalize()
+
+
+def _describe(job: Any) -> str:
+    describe = getattr(job, "describe", None)
+    return describe() if callable(describe) else repr(job)[:200]
+
+
+def run_jobs(
+    fn: Callable[[Any, Emit], None],
+    jobs: Sequence[Any],
+    *,
+    workers: int,
+    on_result: Callable[[Any], None],
+    finalize: Callable[[], None] | None = None,
+) -> None:
+    """Run ``fn(job, emit)`` for every job, in ``workers`` processes; see the module docstring.
+
+    Args:
+        fn: Module-level job function.
+        jobs: Picklable jobs (a job's ``describe()``, if it has one, names it in errors).
+        workers: Number of worker processes (``<= 1``: run here).
+        on_result: Called in this process with every emitted result, in arrival order.
+        finalize: Module-level function run once per worker after its last job.
+
+    Raises:
+        WorkerError: A job raised in a worker process, or a worker died.
+    """
+    if not jobs:
+        return
+    if workers <= 1:
+        try:
+            for job in jobs:
+                fn(job, on_result)
+        finally:
+            if finalize is not None:
+                finalize()
+        return
+    context = multiprocessing.get_context("spawn")
+    job_queue, result_queue = context.Queue(), context.Queue()
+    for index, job in enumerate(jobs):
+        job_queue.put((index, job))
+    count = min(workers, len(jobs))
+    for _ in range(count):
+        job_queue.put(None)
+    processes = [
+        context.Process(target=_worker_main, args=(fn, finalize, job_queue, result_queue), daemon=True)
+        for _ in range(count)
+    ]
+    for process in processes:
+        process.start()
+    pending = len(jobs)
+    try:
+        while pending:
+            try:
+                kind, index, payload = result_queue.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                dead = [p for p in processes if p.exitcode not in (None, 0)]
+                if dead:
+                    raise WorkerError(
+                        f"A worker process died (exit code {dead[0].exitcode}) with {pending} job(s) unfinished; "
+                        "results delivered so far were kept. Rerun the same command to resume."
+                    ) from None
+                if all(p.exitcode is not None for p in processes) and result_queue.empty():
+                    raise WorkerError(f"All workers exited with {pending} job(s) unfinished.") from None
+                continue
+            if kind == "result":
+                on_result(payload)
+            elif kind == "done":
+                pending -= 1
+            else:
+                raise WorkerError(
+                    f"Job {_describe(jobs[index])} failed in a worker process; results delivered so far were "
+                    f"kept. Cause: {payload}"
+                )
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=10)
+        job_queue.close()
+        result_queue.close()
+        job_queue.cancel_join_thread()
+        result_queue.cancel_join_thread()

@@ -1,0 +1,327 @@
+"""Playing one episode of one agent: environment references, env pools and the episode loop.
+
+Shared by every evaluation command (Pass@(K,T), probes, recovery runs):
+
+* :class:`EnvRef` names an environment configuration (registered id, constructor arguments, split)
+  in a picklable way, so worker processes can build the same env;
+* :class:`EnvPool` keeps built env stacks (``TurnBudget`` over the env, made with the opt-in
+  ``info`` keys an agent needs) for reuse across episodes in one process;
+* :func:`play_episode` plays one episode with a sync or async agent and returns an
+  :class:`EpisodeResult`; :func:`run_episode` is its synchronous form.
+
+An episode with budget ``T`` is reset with ``options={"task": task_id, "max_turns": T}`` and
+``seed``; the agent is reset with the same seed. When the budget is hidden the agent's ``info``
+lacks ``max_turns`` and ``turns_left`` (and the observation has no budget notice); when it is
+shown the observation carries ``TurnBudget``'s notice and the agent receives ``budget=T``.
+
+Example:
+    >>> from agentgym_budget.agents import NoisyExpertRecover
+    >>> ref = EnvRef.parse("TextWorld-CoinCollector-v0")
+    >>> env = ref.make(info_keys={"expert_action"})
+    >>> result = run_episode(env, NoisyExpertRecover(eps=0.0), task_id=ref.task_ids()[0], budget=20, seed=1)
+    >>> result.won, result.turns == result.success_turn == len(result.actions)
+    (True, True)
+    >>> env.close()
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from agentgym_budget.agents.base import episode_stats, is_async_agent
+from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.registration import make, resolve_id
+from agentgym_budget.wrappers import TurnBudget
+
+__all__ = [
+    "HIDDEN_BUDGET_KEYS",
+    "EnvPool",
+    "EnvRef",
+    "EpisodeResult",
+    "agent_view",
+    "episode_turn_outcome",
+    "play_episode",
+    "run_episode",
+]
+
+HIDDEN_BUDGET_KEYS = ("max_turns", "turns_left")
+"""``info`` keys removed from what the agent sees when the budget is hidden."""
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        lowered = text.lower()
+        return {"true": True, "false": False, "none": None}.get(lowered, text)
+
+
+@dataclass(frozen=True)
+class EnvRef:
+    """A picklable reference to an environment configuration.
+
+    Attributes:
+        env_id: The full registered id.
+        kwargs: Constructor arguments as sorted ``(name, value)`` pairs.
+        split: Task split (``None``: the env's default).
+    """
+
+    env_id: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    split: str | None = None
+
+    @classmethod
+    def parse(cls, env_id: str, kwargs: str | Mapping[str, Any] | None = None, split: str | None = None) -> EnvRef:
+        """Build a reference from an id (namespace optional) and ``"key=value,..."`` or a mapping.
+
+        Values are Python literals when they parse as one (``level=3`` is an int), else strings.
+
+        Raises:
+            UnknownEnvIdError: The id is not registered.
+            InvalidOptionError: Malformed ``kwargs``.
+
+        Example:
+            >>> EnvRef.parse("TextWorld-Cooking-v0", "difficulty=1").label
+            'TextWorld-Cooking-v0(difficulty=1)'
+        """
+        if isinstance(kwargs, str):
+            items = {}
+            for part in filter(None, (p.strip() for p in kwargs.split(","))):
+                name, sep, value = part.partition("=")
+                if not sep or not name.strip().isidentifier():
+                    raise InvalidOptionError(f"Environment arguments look like 'level=3,split=train', got {part!r}.")
+                items[name.strip()] = _literal(value.strip())
+            kwargs = items
+        options = dict(kwargs or {})
+        if "split" in options:
+            split = split or options.pop("split")
+        return cls(resolve_id(env_id), tuple(sorted(options.items())), split)
+
+    @property
+    def label(self) -> str:
+        """Short readable name: id without namespace, plus arguments and split."""
+        name = self.env_id.split("/", 1)[-1]
+        args = [f"{k}={v}" for k, v in self.kwargs] + ([f"split={self.split}"] if self.split else [])
+        return f"{name}({','.join(args)})" if args else name
+
+    def make_base(self, info_keys: Iterable[str] = ()) -> gym.Env:
+        """The env (no budget wrapper) with the given opt-in ``info`` keys."""
+        options = dict(self.kwargs)
+        if self.split is not None:
+            options["split"] = self.split
+        keys = sorted(set(info_keys))
+        return make(self.env_id, info_keys=keys or None, **options)
+
+    def make(self, info_keys: Iterable[str] = (), *, show_budget: bool = False, max_turns: int = 1) -> gym.Env:
+        """``TurnBudget(env, max_turns, show_budget)``; set each episode's budget with reset options."""
+        return TurnBudget(self.make_base(info_keys), max_turns=max_turns, show_budget=show_budget)
+
+    def task_ids(self) -> tuple[str, ...]:
+        """The task ids of the split, in order."""
+        env = self.make_base()
+        try:
+            return tuple(env.unwrapped.task_ids)
+        finally:
+            env.close()
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form (``env_id``, ``env_kwargs``, ``split``)."""
+        return {"env_id": self.env_id, "env_kwargs": dict(self.kwargs), "split": self.split}
+
+
+class EnvPool:
+    """Env stacks kept for reuse in one process, by (reference, ``info`` keys, budget shown).
+
+    :meth:`acquire` hands out a free stack (building one if none is free) and :meth:`release`
+    returns it; several can be out at once (concurrent episodes of an async agent).
+    """
+
+    def __init__(self) -> None:
+        self._free: dict[tuple[Any, ...], list[gym.Env]] = {}
+        self._all: list[gym.Env] = []
+
+    def acquire(self, ref: EnvRef, info_keys: Iterable[str], show_budget: bool) -> gym.Env:
+        """A stack for ``ref`` with these ``info`` keys and budget visibility."""
+        key = (ref, frozenset(info_keys), bool(show_budget))
+        free = self._free.setdefault(key, [])
+        if free:
+            return free.pop()
+        env = ref.make(key[1], show_budget=key[2])
+        env._pool_key = key  # type: ignore[attr-defined]
+        self._all.append(env)
+        return env
+
+    def release(self, env: gym.Env) -> None:
+        """Return a stack obtained from :meth:`acquire`."""
+        self._free[env._pool_key].append(env)  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        """Close every stack (the pool can be used again afterwards)."""
+        for env in self._all:
+            env.close()
+        self._free.clear()
+        self._all.clear()
+
+
+@dataclass
+class EpisodeResult:
+    """What happened in one episode.
+
+    Attributes:
+        task_id: The task played.
+        budget: The turn budget ``T``.
+        seed: Seed of the env reset and of the agent.
+        won: The task was won within the budget.
+        lost: The task was lost (a terminal failure in the game).
+        turns: Turns played.
+        success_turn: The turn of the win (``None`` if not won).
+        total_return: Sum of rewards.
+        progress: The ``progress`` of the last state.
+        actions: Every action, in order.
+        rewards: Every reward, in order.
+        agent_stats: ``agent.stats()`` after the episode.
+        elapsed_s: Wall-clock seconds.
+    """
+
+    task_id: str
+    budget: int
+    seed: int
+    won: bool
+    lost: bool
+    turns: int
+    success_turn: int | None
+    total_return: float
+    progress: float
+    actions: list[str] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    agent_stats: dict[str, Any] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON form; the return is stored under ``"return"``."""
+        record = asdict(self)
+        record["return"] = record.pop("total_return")
+        return record
+
+
+def agent_view(info: Mapping[str, Any], show_budget: bool) -> dict[str, Any]:
+    """The ``info`` the agent sees: without :data:`HIDDEN_BUDGET_KEYS` when the budget is hidden.
+
+    Example:
+        >>> sorted(agent_view({"turn": 1, "max_turns": 5, "turns_left": 4, "won": False}, show_budget=False))
+        ['turn', 'won']
+    """
+    if show_budget:
+        return dict(info)
+    return {key: value for key, value in info.items() if key not in HIDDEN_BUDGET_KEYS}
+
+
+async def _call(method: Any, *args: Any, **kwargs: Any) -> Any:
+    result = method(*args, **kwargs)
+    return await result if inspect.isawaitable(result) else result
+
+
+async def play_episode(
+    env: gym.Env,
+    agent: Any,
+    *,
+    task_id: str,
+    budget: int,
+    seed: int,
+    show_budget: bool | None = None,
+    start: tuple[str, Mapping[str, Any]] | None = None,
+) -> EpisodeResult:
+    """Play one episode of ``agent`` (sync or async) on ``env`` (a stack with a ``TurnBudget``).
+
+    Args:
+        env: The env stack; it is reset here unless ``start`` is given.
+        agent: An :class:`~agentgym_budget.agents.Agent` or :class:`~agentgym_budget.agents.AsyncAgent`.
+        task_id: Task to play.
+        budget: Turn budget ``T`` (passed as the ``max_turns`` reset option).
+        seed: Seed of the env reset and of the agent.
+        show_budget: Whether the agent is told its budget; ``None`` reads the ``TurnBudget``'s setting.
+        start: ``(observation, info)`` of an env already positioned (e.g. restored from a snapshot):
+            the env is not reset and the episode continues from there with the turns it has left.
+
+    Returns:
+        The :class:`EpisodeResult`; ``turns`` counts only the turns played here.
+    """
+    if show_budget is None:
+        show_budget = bool(env.get_wrapper_attr("show_budget"))
+    began = time.perf_counter()
+    if start is None:
+        observation, info = env.reset(seed=seed, options={"task": task_id, "max_turns": budget})
+    else:
+        observation, info = start[0], dict(start[1])
+    await _call(
+        agent.reset,
+        info.get("goal", ""),
+        observation,
+        agent_view(info, show_budget),
+        seed=seed,
+        budget=budget if show_budget else None,
+    )
+    actions: list[str] = []
+    rewards: list[float] = []
+    success_turn: int | None = None
+    done = bool(info.get("won")) or bool(info.get("lost")) or info.get("turns_left") == 0
+    while not done:
+        action = await _call(agent.act, observation, agent_view(info, show_budget))
+        observation, reward, terminated, truncated, info = env.step(action)
+        actions.append(action)
+        rewards.append(float(reward))
+        if info.get("won") and success_turn is None:
+            success_turn = len(actions)
+        done = bool(terminated or truncated)
+    return EpisodeResult(
+        task_id=task_id,
+        budget=int(budget),
+        seed=int(seed),
+        won=bool(info.get("won")),
+        lost=bool(info.get("lost")),
+        turns=len(actions),
+        success_turn=success_turn,
+        total_return=float(sum(rewards)),
+        progress=float(info.get("progress", 0.0)),
+        actions=actions,
+        rewards=rewards,
+        agent_stats=episode_stats(agent),
+        elapsed_s=round(time.perf_counter() - began, 4),
+    )
+
+
+def run_episode(env: gym.Env, agent: Any, **kwargs: Any) -> EpisodeResult:
+    """Synchronous :func:`play_episode` (not from inside a running event loop)."""
+    if is_async_agent(agent):
+        return asyncio.run(play_episode(env, agent, **kwargs))
+    coroutine = play_episode(env, agent, **kwargs)
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coroutine.close()
+    raise RuntimeError("run_episode: a synchronous agent awaited something; pass an async agent's coroutine.")
+
+
+def episode_turn_outcome(record: Mapping[str, Any], budget: int) -> tuple[bool, int, float]:
+    """``(won, turns, return)`` of a logged episode read at a smaller or equal ``budget`` (prefix reading).
+
+    Example:
+        >>> record = {"won": True, "success_turn": 4, "turns": 4, "rewards": [0, 0, 0, 1.0], "budget": 10}
+        >>> episode_turn_outcome(record, 3), episode_turn_outcome(record, 4)
+        ((False, 3, 0.0), (True, 4, 1.0))
+    """
+    if budget > record["budget"]:
+        raise InvalidOptionError(f"An episode run with budget {record['budget']} cannot be read at budget {budget}.")
+    turns = min(int(record["turns"]), int(budget))
+    success = record.get("success_turn")
+    won = success is not None and success <= budget
+    return won, turns, float(sum(record.get("rewards", [])[:turns]))
