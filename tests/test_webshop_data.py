@@ -185,6 +185,8 @@ def test_missing_folder_and_files(tmp_path):
     _expect(folder, "several items_shuffle*.json", "items_shuffle_a.json, items_shuffle_b.json", goals="synthetic")
     with pytest.raises(DataError, match="is not a folder"):
         WebShopDataEnv(tmp_path / "missing")
+    with pytest.raises(DataError, match="needs data_dir="):
+        WebShopDataEnv()
 
 
 def test_invalid_json_and_top_level_types(tmp_path):

@@ -17,6 +17,11 @@ Every id takes ``split`` (``train`` / ``valid`` / ``test`` instructions),
 See :mod:`.env` for the reward, ``progress`` and ``info`` keys, :mod:`.session` for
 pages and actions. Needs the ``webshop`` extra (``bm25s``, ``PyStemmer``, ``rapidfuzz``).
 Importing this module registers the ids without importing any of them.
+
+Example:
+    >>> import agentgym_budget
+    >>> [i.split("/")[1] for i in agentgym_budget.registered_ids("webshop")][:3]
+    ['WebShop-100k-v0', 'WebShop-10k-v0', 'WebShop-1k-v0']
 """
 
 from __future__ import annotations

@@ -19,6 +19,17 @@ Both follow the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics
 
 Catalogs and their search indexes are built once per process (and the index once per
 machine, in the on-disk cache) and shared by every env that uses them.
+
+Example:
+    >>> import gymnasium as gym
+    >>> env = gym.make("agentgym_budget/WebShop-1k-v0", split="test", info_keys={"expert_plan"})
+    >>> obs, info = env.reset(seed=0)
+    >>> info["admissible_actions"]
+    ['search[<keywords>]']
+    >>> for action in info["expert_plan"]:
+    ...     obs, reward, terminated, truncated, info = env.step(action)
+    >>> reward, terminated, info["won"], obs.splitlines()[-1]
+    (1.0, True, True, 'Your score (min 0.0, max 1.0): 1.0')
 """
 
 from __future__ import annotations
@@ -33,13 +44,19 @@ from gymnasium.utils import EzPickle
 
 from agentgym_budget.cache import cache_key
 from agentgym_budget.env import TextEnv, Turn
-from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.errors import DataError, InvalidOptionError
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal
 from agentgym_budget.tasks.webshop.expert import expert_plan
 from agentgym_budget.tasks.webshop.generator import generate_catalog
 from agentgym_budget.tasks.webshop.pages import OBSERVATION_FORMATS, render_page
-from agentgym_budget.tasks.webshop.reward import ProductText, RewardInfo, compute_reward, title_nouns
+from agentgym_budget.tasks.webshop.reward import (
+    ProductText,
+    RewardInfo,
+    check_dependencies,
+    compute_reward,
+    title_nouns,
+)
 from agentgym_budget.tasks.webshop.search import SearchIndex
 from agentgym_budget.tasks.webshop.session import Session, Shop
 
@@ -92,6 +109,7 @@ class WebShopEnvBase(TextEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
+        check_dependencies()
         if observation_format not in OBSERVATION_FORMATS:
             raise InvalidOptionError(
                 f"{type(self).__name__}: unknown observation_format {observation_format!r}; "
@@ -283,7 +301,7 @@ class WebShopDataEnv(WebShopEnvBase):
 
     def __init__(
         self,
-        data_dir: str | Path,
+        data_dir: str | Path | None = None,
         goals: str = "human",
         num_products: int | None = None,
         *,
@@ -306,6 +324,11 @@ class WebShopDataEnv(WebShopEnvBase):
         )
         from agentgym_budget.tasks.webshop.data import data_fingerprint, load_webshop_data
 
+        if data_dir is None:
+            raise DataError(
+                "WebShop-Data-v0 needs data_dir=: the folder holding WebShop's items_shuffle*.json, "
+                "items_ins_v2*.json and items_human_ins.json (the generated ids, e.g. WebShop-v0, need no data)."
+            )
         root = Path(data_dir).expanduser().resolve()
         key = ("data", cache_key(data_fingerprint(root, goals, num_products)))
         catalog, index = shared_catalog(key, lambda: load_webshop_data(root, goals=goals, num_products=num_products))

@@ -49,6 +49,7 @@ __all__ = [
     "ProductText",
     "RewardInfo",
     "attribute_matches",
+    "check_dependencies",
     "compute_reward",
     "fuzzy_score",
     "normalize_color",
@@ -80,6 +81,12 @@ def normalize_color(value: str) -> str:
     return value
 
 
+def check_dependencies() -> None:
+    """Raise :class:`~agentgym_budget.errors.MissingDependencyError` if ``rapidfuzz`` is missing."""
+    if _fuzz is None:  # pragma: no cover
+        raise MissingDependencyError.for_extra("rapidfuzz", "webshop", "The WebShop reward")
+
+
 def _process(text: str) -> str:
     return _fuzz_utils.default_process(text.encode("ascii", "ignore").decode())
 
@@ -90,8 +97,7 @@ def fuzzy_score(a: str, b: str) -> int:
     Raises:
         MissingDependencyError: ``rapidfuzz`` is not installed (the ``webshop`` extra).
     """
-    if _fuzz is None:  # pragma: no cover
-        raise MissingDependencyError.for_extra("rapidfuzz", "webshop", "The WebShop reward")
+    check_dependencies()
     return round(_fuzz.token_set_ratio(_process(a), _process(b)))
 
 
