@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import subprocess
+import sys
 
 import gymnasium as gym
 import pytest
@@ -218,3 +220,20 @@ def test_parse_action():
     assert parse_action("CLICK [Buy Now]") == ("click", "buy now")
     assert parse_action("click[a[b]]") == ("click", "a[b]")
     assert parse_action("click buy now") is None and parse_action("search[x] please") is None
+
+
+def test_registration_is_light_and_missing_extras_are_explained():
+    code = (
+        "import sys, agentgym_budget\n"
+        "heavy = {'bm25s', 'Stemmer', 'rapidfuzz', 'agentgym_budget.tasks.webshop.env'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+        "sys.modules['bm25s'] = None\n"
+        "from agentgym_budget.errors import MissingDependencyError\n"
+        "from agentgym_budget.tasks.webshop.env import WebShopEnv\n"
+        "try:\n"
+        "    WebShopEnv(60)\n"
+        "except MissingDependencyError as err:\n"
+        "    print(err)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert "'bm25s'" in out.stdout and 'pip install "agentgym-budget[webshop]"' in out.stdout
