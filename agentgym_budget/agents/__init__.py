@@ -30,7 +30,15 @@ from agentgym_budget.agents.base import (
     required_info_keys,
 )
 from agentgym_budget.agents.builtin import ExpertAgent, NoisyExpertNoRecover, NoisyExpertRecover, RandomAgent
-from agentgym_budget.agents.registry import AgentKind, AgentSpec, Param, agent_kinds, parse_agent, register_agent
+from agentgym_budget.agents.registry import (
+    AgentKind,
+    AgentSpec,
+    Param,
+    agent_kinds,
+    parse_agent,
+    register_agent,
+    unregister_agent,
+)
 
 __all__ = [
     "DEFAULT_EPS",
@@ -51,6 +59,7 @@ __all__ = [
     "parse_agent",
     "register_agent",
     "required_info_keys",
+    "unregister_agent",
 ]
 
 DEFAULT_EPS = 0.3

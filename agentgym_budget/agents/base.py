@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import inspect
 import random
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,6 +50,7 @@ __all__ = [
     "AsyncAgent",
     "SeededAgent",
     "close_agent",
+    "close_shared_resources",
     "episode_stats",
     "is_async_agent",
     "required_info_keys",
@@ -79,6 +81,13 @@ class AsyncAgent(Protocol):
 
     async def act(self, observation: str, info: Mapping[str, Any]) -> str:
         """Return the next command."""
+
+
+async def close_shared_resources() -> None:
+    """Close what agents share within the running event loop (the chat clients, if any were made)."""
+    chat_client = sys.modules.get("agentgym_budget.agents.chat_client")
+    if chat_client is not None:
+        await chat_client.close_shared_clients()
 
 
 def is_async_agent(agent: object) -> bool:

@@ -198,11 +198,14 @@ _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ..
 
 
 def shared_client(base_url: str, **options: Any) -> ChatClient:
-    """The current event loop's client for this configuration (created on first use).
+    """The running event loop's client for this configuration (created on first use).
 
-    Must be called from a coroutine (the client belongs to the running loop).
+    Outside a running loop it returns a new client that is not shared.
     """
-    loop = asyncio.get_running_loop()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return ChatClient(base_url, **options)
     clients = _SHARED.setdefault(loop, {})
     key = (base_url, *sorted(options.items()))
     client = clients.get(key)

@@ -35,7 +35,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, UnknownAgentError, did_you_mean
 
-__all__ = ["AgentKind", "AgentSpec", "Param", "agent_kinds", "parse_agent", "register_agent"]
+__all__ = ["AgentKind", "AgentSpec", "Param", "agent_kinds", "parse_agent", "register_agent", "unregister_agent"]
 
 _PARAMS_START = re.compile(r":(?=[A-Za-z_][A-Za-z0-9_]*=)")
 _PARAM_SPLIT = re.compile(r",(?=[A-Za-z_][A-Za-z0-9_]*=)")
@@ -170,6 +170,11 @@ def register_agent(
     kind = AgentKind(name, factory, description, tuple(params), argument)
     _KINDS[name] = kind
     return kind
+
+
+def unregister_agent(name: str) -> None:
+    """Forget the kind ``name`` (no error if it is not registered)."""
+    _KINDS.pop(name, None)
 
 
 def agent_kinds() -> Mapping[str, AgentKind]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentgym_budget.agents.base import close_agent, is_async_agent, required_info_keys
+from agentgym_budget.agents.base import close_agent, close_shared_resources, is_async_agent, required_info_keys
 from agentgym_budget.eval.pool import Emit
 from agentgym_budget.eval.rollout import EnvPool, play_episode
 
@@ -58,8 +58,6 @@ def _concurrency(job: Any, plan: Any) -> int:
 
 
 async def _play_job(job: Any, emit: Emit) -> None:
-    from agentgym_budget.agents.chat_client import close_shared_clients
-
     try:
         by_agent: dict[str, list[Any]] = {}
         for plan in job.episodes:
@@ -77,7 +75,7 @@ async def _play_job(job: Any, emit: Emit) -> None:
 
             await asyncio.gather(*(guarded(plan) for plan in plans))
     finally:
-        await close_shared_clients()
+        await close_shared_resources()
 
 
 def play_job(job: Any, emit: Emit) -> None:

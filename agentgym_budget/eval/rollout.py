@@ -36,7 +36,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agentgym_budget.agents.base import episode_stats, is_async_agent
+from agentgym_budget.agents.base import close_shared_resources, episode_stats, is_async_agent
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.registration import make, resolve_id
 from agentgym_budget.wrappers import TurnBudget
@@ -301,7 +301,14 @@ async def play_episode(
 def run_episode(env: gym.Env, agent: Any, **kwargs: Any) -> EpisodeResult:
     """Synchronous :func:`play_episode` (not from inside a running event loop)."""
     if is_async_agent(agent):
-        return asyncio.run(play_episode(env, agent, **kwargs))
+
+        async def play_and_clean_up() -> EpisodeResult:
+            try:
+                return await play_episode(env, agent, **kwargs)
+            finally:
+                await close_shared_resources()
+
+        return asyncio.run(play_and_clean_up())
     coroutine = play_episode(env, agent, **kwargs)
     try:
         coroutine.send(None)

@@ -1,0 +1,126 @@
+"""A real OpenAI-compatible chat server on loopback for tests, with scripted replies and faults.
+
+It speaks HTTP on ``127.0.0.1`` (a free port) and answers ``POST /v1/chat/completions`` like
+vLLM or OpenAI would. ``reply(body) -> str`` makes the assistant's text (default: ``Action:`` and
+the first admissible action listed in the last user message). ``faults`` are consumed one per
+request before normal replies: ``("status", code, body, headers)``, ``("delay", seconds)`` (then a
+normal reply, usually after the client gave up) or ``("raw", text)`` (a 200 that is not JSON).
+Every request is recorded with its headers, and the maximum number of requests in flight is tracked.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["ScriptedChatServer", "first_admissible"]
+
+
+def first_admissible(body: dict[str, Any]) -> str:
+    """``Action: <first admissible action>`` read from the last user message."""
+    content = body["messages"][-1]["content"]
+    for line in content.splitlines():
+        if line.startswith("Admissible actions:"):
+            return "Let me think.\nAction: " + line.split(":", 1)[1].split("|")[0].strip()
+    return "Action: look"
+
+
+class ScriptedChatServer:
+    """See the module docstring; use as a context manager."""
+
+    def __init__(
+        self,
+        reply: Callable[[dict[str, Any]], str] = first_admissible,
+        *,
+        faults: list[tuple[Any, ...]] | None = None,
+        latency: float = 0.0,
+    ) -> None:
+        self.reply = reply
+        self.faults: deque[tuple[Any, ...]] = deque(faults or [])
+        self.latency = latency
+        self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> ScriptedChatServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, code: int, text: str, headers: dict[str, str] | None = None) -> None:
+                data = text.encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append((dict(self.headers), body))
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    fault = server.faults.popleft() if server.faults else None
+                try:
+                    if self.path != "/v1/chat/completions":
+                        self._send(404, json.dumps({"error": f"no route {self.path}"}))
+                        return
+                    if server.latency:
+                        time.sleep(server.latency)
+                    if fault and fault[0] == "status":
+                        self._send(fault[1], fault[2], fault[3] if len(fault) > 3 else None)
+                        return
+                    if fault and fault[0] == "raw":
+                        self._send(200, fault[1])
+                        return
+                    if fault and fault[0] == "delay":
+                        time.sleep(fault[1])
+                    text = server.reply(body)
+                    prompt = sum(len(m["content"]) for m in body["messages"]) // 4
+                    payload = {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "model": body.get("model"),
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7},
+                    }
+                    self._send(200, json.dumps(payload))
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+        return Handler
