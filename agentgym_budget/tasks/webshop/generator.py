@@ -45,7 +45,7 @@ from agentgym_budget.tasks.webshop.vocabulary import (
 
 __all__ = ["GENERATOR_VERSION", "MAX_GOALS", "MAX_PRODUCTS", "MIN_PRODUCTS", "generate_catalog", "title_case"]
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 """Bumped whenever the generator's output changes (part of every cache key)."""
 
 MIN_PRODUCTS = 50
@@ -99,15 +99,16 @@ def _make_product(index: int, ptype: ProductType, brand: str, asin: str, rng: ra
         parts.append(gender)
     if rng.random() < 0.5:
         parts.append(title_case(rng.choice(ADJECTIVES)))
+    in_title = rng.sample(attributes, 2)
     if rng.random() < 0.6:
-        parts.append(title_case(rng.choice(attributes)))
+        parts.append(title_case(in_title[0]))
     if rng.random() < 0.7:
         parts.append(title_case(rng.choice(ptype.descriptors)))
     parts.append(title_case(noun))
     title = " ".join(parts)
     roll = rng.random()
     if roll < 0.35:
-        title += " - " + title_case(rng.choice(attributes))
+        title += " - " + title_case(in_title[1])
     elif roll < 0.55 and options:
         group, values = options[-1]
         title += ", " + title_case(values[0])
