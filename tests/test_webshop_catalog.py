@@ -10,7 +10,7 @@ import pytest
 
 from agentgym_budget.errors import InvalidOptionError, UnknownSplitError
 from agentgym_budget.tasks.webshop.catalog import Goal, Product, ProductDetails
-from agentgym_budget.tasks.webshop.generator import generate_catalog
+from agentgym_budget.tasks.webshop.generator import cached_catalog, generate_catalog
 from agentgym_budget.tasks.webshop.reward import (
     ProductText,
     compute_reward,
@@ -100,6 +100,19 @@ def test_every_goal_is_fully_satisfiable_by_its_target(catalog):
         chosen = dict(zip(goal.option_groups, goal.options, strict=True))
         info = compute_reward(product, ProductText.of(product, catalog.details(i)), goal, chosen)
         assert info.reward == 1.0, (goal, info)
+
+
+def test_cached_catalog_equals_the_generated_one_and_is_built_once(tmp_path):
+    fresh = generate_catalog(300, seed=5)
+    first = cached_catalog(300, seed=5, root=tmp_path)
+    (folder,) = [p for p in (tmp_path / "webshop-catalog").iterdir() if p.is_dir()]
+    stamp = (folder / "key.json").stat().st_mtime_ns
+    second = cached_catalog(300, seed=5, root=tmp_path)
+    assert (folder / "key.json").stat().st_mtime_ns == stamp
+    for loaded in (first, second):
+        assert loaded.products == fresh.products and loaded.goals == fresh.goals
+        assert loaded.fingerprint == fresh.fingerprint and loaded.details(42) == fresh.details(42)
+    assert cached_catalog(300, seed=6, root=tmp_path).products != fresh.products
 
 
 @pytest.mark.parametrize("bad", [0, 49, -5, 2.5, "1000", True, None])

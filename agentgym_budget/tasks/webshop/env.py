@@ -17,8 +17,9 @@ Both follow the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics
   ``asin``, ``selected_options``, ``reward_info``, ``goal_asin``, ``available_actions``;
 * snapshots are native: the engine state is the immutable :class:`~.session.Session`.
 
-Catalogs and their search indexes are built once per process (and the index once per
-machine, in the on-disk cache) and shared by every env that uses them.
+Catalogs and their search indexes are loaded once per process and shared by every env
+that uses them; generated catalogs and all indexes are built once per machine, in the
+on-disk cache (:mod:`agentgym_budget.cache`).
 
 Example:
     >>> import gymnasium as gym
@@ -48,7 +49,7 @@ from agentgym_budget.errors import DataError, InvalidOptionError
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal
 from agentgym_budget.tasks.webshop.expert import expert_plan
-from agentgym_budget.tasks.webshop.generator import generate_catalog
+from agentgym_budget.tasks.webshop.generator import cached_catalog
 from agentgym_budget.tasks.webshop.pages import OBSERVATION_FORMATS, render_page
 from agentgym_budget.tasks.webshop.reward import (
     ProductText,
@@ -269,7 +270,7 @@ class WebShopEnv(WebShopEnvBase):
             render_mode=render_mode,
         )
         key = ("generated", num_products, catalog_seed)
-        catalog, index = shared_catalog(key, lambda: generate_catalog(num_products, catalog_seed))
+        catalog, index = shared_catalog(key, lambda: cached_catalog(num_products, catalog_seed))
         super().__init__(
             catalog,
             index,

@@ -6,7 +6,8 @@ such as colour / size / flavour, a price or a price range) and instructions for 
 sample of them (:mod:`.instructions`). The same ``(num_products, seed)`` always gives
 the same catalog, in any process. Long texts (description, feature bullets, reviews,
 rating) are generated on demand from the product's own seed, so a 100k-product catalog
-keeps only the compact records in memory.
+keeps only the compact records in memory. :func:`cached_catalog` stores the records in
+the on-disk cache, so each catalog is generated once per machine.
 
 Instructions target distinct products, so the test, valid and train splits ask for
 different products. There are ``min(num_products, 12_000)`` instructions by default
@@ -26,12 +27,16 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 import random
 import string
 from collections.abc import Sequence
+from pathlib import Path
 
+from agentgym_budget.cache import cached_directory
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.tasks.webshop.catalog import Catalog, Product, ProductDetails, Review, format_price
+from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, ProductDetails, Review, format_price
 from agentgym_budget.tasks.webshop.instructions import make_goal
 from agentgym_budget.tasks.webshop.taxonomy import PRODUCT_TYPES, ProductType
 from agentgym_budget.tasks.webshop.vocabulary import (
@@ -43,10 +48,19 @@ from agentgym_budget.tasks.webshop.vocabulary import (
     REVIEW_TITLES,
 )
 
-__all__ = ["GENERATOR_VERSION", "MAX_GOALS", "MAX_PRODUCTS", "MIN_PRODUCTS", "generate_catalog", "title_case"]
+__all__ = [
+    "GENERATOR_VERSION",
+    "MAX_GOALS",
+    "MAX_PRODUCTS",
+    "MIN_PRODUCTS",
+    "astuple_shallow",
+    "cached_catalog",
+    "generate_catalog",
+    "title_case",
+]
 
 GENERATOR_VERSION = 2
-"""Bumped whenever the generator's output changes (part of every cache key)."""
+"""Bumped whenever the generator's output or the record classes change (part of every cache key)."""
 
 MIN_PRODUCTS = 50
 """Smallest catalog the generator makes."""
@@ -57,6 +71,7 @@ MAX_PRODUCTS = 2_000_000
 MAX_GOALS = 12_000
 """Default number of instructions of large catalogs."""
 
+_CATALOG_FILE = "catalog.pickle"
 _ASIN_CHARS = string.digits + string.ascii_uppercase
 _GENDER = {"men's": "Men's", "women's": "Women's", "kids": "Kids", "toddler": "Toddler"}
 
@@ -183,17 +198,7 @@ def _asin(rng: random.Random, taken: set[str]) -> str:
             return asin
 
 
-def generate_catalog(num_products: int, seed: int = 0, num_goals: int | None = None) -> Catalog:
-    """Generate a catalog (see the module docstring).
-
-    Args:
-        num_products: Number of products, :data:`MIN_PRODUCTS` to :data:`MAX_PRODUCTS`.
-        seed: Catalog seed; different seeds give different catalogs.
-        num_goals: Number of instructions (default ``min(num_products, MAX_GOALS)``).
-
-    Raises:
-        InvalidOptionError: A size is out of range or not an integer.
-    """
+def _check(num_products: int, seed: int, num_goals: int | None) -> int:
     for name, value, low, high in (
         ("num_products", num_products, MIN_PRODUCTS, MAX_PRODUCTS),
         ("seed", seed, 0, 2**63),
@@ -201,7 +206,22 @@ def generate_catalog(num_products: int, seed: int = 0, num_goals: int | None = N
     ):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise InvalidOptionError(f"WebShop catalog: {name} must be an integer in [{low}, {high}], got {value!r}.")
-    num_goals = min(num_products, MAX_GOALS) if num_goals is None else num_goals
+    return min(num_products, MAX_GOALS) if num_goals is None else num_goals
+
+
+def _assemble(
+    products: list[Product], goals: list[Goal], type_of: list[int], brand_of: list[str], seed: int
+) -> Catalog:
+    def details_of(index: int) -> ProductDetails:
+        ptype = PRODUCT_TYPES[type_of[index]]
+        return _details(products[index], ptype, brand_of[index], random.Random(seed * 10_000_019 + index))
+
+    size = len(products)
+    fingerprint = {"source": "generated", "version": GENERATOR_VERSION, "size": size, "seed": seed}
+    return Catalog(f"generated-{size}-seed{seed}", fingerprint, products, goals, details_of)
+
+
+def _generate(num_products: int, seed: int, num_goals: int) -> tuple[list[Product], list[Goal], list[int], list[str]]:
     rng = random.Random(f"webshop-catalog-{seed}")
     brands = {cat: _brands(cat, seed) for cat in sorted({t.category for t in PRODUCT_TYPES})}
     type_of: list[int] = []
@@ -215,15 +235,61 @@ def generate_catalog(num_products: int, seed: int = 0, num_goals: int | None = N
         products.append(_make_product(index, ptype, brand, _asin(rng, taken), rng))
         type_of.append(t)
         brand_of.append(brand)
-
-    def details_of(index: int) -> ProductDetails:
-        ptype = PRODUCT_TYPES[type_of[index]]
-        return _details(products[index], ptype, brand_of[index], random.Random(seed * 10_000_019 + index))
-
     targets: Sequence[int] = rng.sample(range(num_products), num_goals)
     goals = [
         make_goal(f"ins-{n:05d}", products[i], PRODUCT_TYPES[type_of[i]], random.Random(f"goal-{seed}-{n}"))
         for n, i in enumerate(targets)
     ]
-    fingerprint = {"source": "generated", "version": GENERATOR_VERSION, "size": num_products, "seed": seed}
-    return Catalog(f"generated-{num_products}-seed{seed}", fingerprint, products, goals, details_of)
+    return products, goals, type_of, brand_of
+
+
+def generate_catalog(num_products: int, seed: int = 0, num_goals: int | None = None) -> Catalog:
+    """Generate a catalog (see the module docstring).
+
+    Args:
+        num_products: Number of products, :data:`MIN_PRODUCTS` to :data:`MAX_PRODUCTS`.
+        seed: Catalog seed; different seeds give different catalogs.
+        num_goals: Number of instructions (default ``min(num_products, MAX_GOALS)``).
+
+    Raises:
+        InvalidOptionError: A size is out of range or not an integer.
+    """
+    num_goals = _check(num_products, seed, num_goals)
+    return _assemble(*_generate(num_products, seed, num_goals), seed)
+
+
+def cached_catalog(num_products: int, seed: int = 0, *, root: Path | None = None) -> Catalog:
+    """:func:`generate_catalog` with the default instructions, stored in the on-disk cache.
+
+    The first call generates the catalog and stores its records (plain tuples, pickled) under
+    ``webshop-catalog`` in the cache (:func:`agentgym_budget.cache.cached_directory`); later calls,
+    in any process, load them, which is about ten times faster than generating them again.
+
+    Raises:
+        InvalidOptionError: A size is out of range or not an integer.
+    """
+    num_goals = _check(num_products, seed, None)
+
+    def build(folder: Path) -> None:
+        products, goals, type_of, brand_of = _generate(num_products, seed, num_goals)
+        parts = {
+            "products": [astuple_shallow(p) for p in products],
+            "goals": [astuple_shallow(g) for g in goals],
+            "type_of": type_of,
+            "brand_of": brand_of,
+        }
+        with (folder / _CATALOG_FILE).open("wb") as handle:
+            pickle.dump(parts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+    params = {"version": GENERATOR_VERSION, "size": num_products, "seed": seed, "goals": num_goals}
+    folder = cached_directory("webshop-catalog", params, build, root=root)
+    with (folder / _CATALOG_FILE).open("rb") as handle:
+        parts = pickle.load(handle)
+    products = [Product(*row) for row in parts["products"]]
+    goals = [Goal(*row) for row in parts["goals"]]
+    return _assemble(products, goals, parts["type_of"], parts["brand_of"], seed)
+
+
+def astuple_shallow(record: Product | Goal) -> tuple:
+    """The field values of a record, in field order (nested values are kept as they are)."""
+    return tuple(getattr(record, f.name) for f in dataclasses.fields(record))
