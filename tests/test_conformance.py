@@ -19,6 +19,8 @@ SPECIAL_KWARGS: dict[str, Any] = {
     # the 100k-product catalog is exercised by benchmarks/webshop_speed.py; the suite uses a small one
     "agentgym_budget/WebShop-100k-v0": lambda: {"num_products": 2_000},
     "agentgym_budget/WebShop-Data-v0": lambda: {"data_dir": str(webshop_data.example_data_dir())},
+    # ALFWorld: one generated game per task type (games take ~2 s each to generate and check)
+    **{env_id: lambda: {"num_games": 1} for env_id in agentgym_budget.registered_ids("alfworld")},
 }
 
 
