@@ -39,12 +39,25 @@ DEFAULT_AGENTS = ("noisy-expert-recover", "noisy-expert-norecover")
 
 
 def default_out() -> Path:
-    """``runs/passkt-<YYYYmmdd-HHMMSS>`` under the current directory."""
+    """``runs/passkt-<YYYYmmdd-HHMMSS>`` under the current directory.
+
+    Example:
+        >>> default_out().parent
+        PosixPath('runs')
+    """
     return Path("runs") / time.strftime("passkt-%Y%m%d-%H%M%S")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``passkt``."""
+    """Arguments of ``passkt``.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> args = parser.parse_args(["--agent", "random", "--k", "1,2", "--mode", "prefix"])
+        >>> args.agent, args.k, args.t, args.n, args.mode
+        (['random'], (1, 2), (10, 15, 20, 30, 40), 8, 'prefix')
+    """
     add_env_arguments(parser, env_required=False)
     parser.add_argument(
         "--agent",
@@ -97,13 +110,16 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out()
     agents = ", ".join(spec.name for spec in config.specs)
     size = len(config.specs) * config.samples * (len(config.budgets) if config.mode == "independent" else 1)
+    task_ids = config.resolve_tasks()
+    if isinstance(tasks, int) and len(task_ids) < tasks:
+        print(f"note: {config.env.label} has only {len(task_ids)} tasks; using all of them.")
     print(f"Pass@(K,T) of {agents}")
     print(
-        f"on {config.env.label}, {len(tasks) if args.task_ids else config.tasks} tasks, {config.mode} mode, "
+        f"on {config.env.label}, {len(task_ids)} tasks, {config.mode} mode, "
         f"budget {'shown' if config.show_budget else 'hidden'}, K={list(config.ks)}, T={list(config.budgets)}, "
         f"n={config.samples}, seed={config.seed}, {config.workers} worker(s); {size} episodes per task"
     )
-    print(f"output: {out}")
+    print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()
     result = run_passkt(config, out, progress=not args.no_progress, plots=not args.no_plots)
     print()

@@ -21,7 +21,15 @@ _HELP_TEXT = ":actions lists the admissible actions, :hint asks the solver (with
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``play``."""
+    """Arguments of ``play``.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> args = parser.parse_args(["TextWorld-Cooking-v0", "--env-args", "difficulty=1", "--budget", "15"])
+        >>> args.id, args.env_args, args.budget, args.task
+        ('TextWorld-Cooking-v0', 'difficulty=1', 15, None)
+    """
     parser.add_argument("id", metavar="ID", help="registered environment id (see `agentgym-budget list`)")
     add_env_arguments(parser, env_required=True)
     parser.add_argument("--task", default=None, help="task id or index (default: drawn with --seed)")

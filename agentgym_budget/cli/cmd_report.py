@@ -23,7 +23,15 @@ HELP = "tables and plots from run directories"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``report``."""
+    """Arguments of ``report``.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> args = parser.parse_args(["runs/a", "runs/b", "--out", "runs/ab", "--t", "10,20"])
+        >>> [str(d) for d in args.dirs], str(args.out), args.t, args.k
+        (['runs/a', 'runs/b'], 'runs/ab', (10, 20), None)
+    """
     parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="output directories of passkt runs")
     parser.add_argument("--out", type=Path, default=None, help="where to write (default: the single DIR)")
     parser.add_argument("--k", type=int_list, default=None, metavar="K,...", help="breadths K")

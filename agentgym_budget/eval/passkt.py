@@ -196,17 +196,13 @@ class PassKTConfig:
         return self.agents  # type: ignore[return-value]
 
     def resolve_tasks(self) -> tuple[str, ...]:
-        """The task ids of the run (the first ``tasks`` of the split, or the given ids, checked).
+        """The task ids of the run: the first ``tasks`` of the split (all of them if it has fewer), or the given ids.
 
         Raises:
-            InvalidOptionError: More tasks requested than the split has, or unknown task ids.
+            InvalidOptionError: Unknown task ids.
         """
         available = self.env.task_ids()
         if isinstance(self.tasks, int):
-            if self.tasks > len(available):
-                raise InvalidOptionError(
-                    f"{self.env.label} has {len(available)} tasks in its split; asked for {self.tasks}."
-                )
             return available[: self.tasks]
         unknown = [t for t in self.tasks if t not in set(available)]
         if unknown:

@@ -10,6 +10,18 @@ Each record holds the episode's identity (``agent``, ``env_id``, ``env_kwargs``,
 ``task_id``, ``mode``, ``show_budget``, ``budget``, ``sample``, ``seed``) and its outcome (``won``,
 ``lost``, ``turns``, ``success_turn``, ``return``, ``progress``, ``actions``, ``rewards``,
 ``agent_stats``, ``elapsed_s``).
+
+Example:
+    >>> from agentgym_budget.eval.passkt import PassKTConfig, PassKTJob, plan_episodes
+    >>> from agentgym_budget.eval.rollout import EnvRef
+    >>> config = PassKTConfig(EnvRef.parse("TextWorld-CoinCollector-v0"), ["expert"], ks=(1,), budgets=(20,), samples=1)
+    >>> task = config.resolve_tasks()[0]
+    >>> job = PassKTJob(config.env, "independent", False, task, tuple(plan_episodes(config, [task])))
+    >>> records = []
+    >>> play_job(job, records.append)
+    >>> [(r["agent"], r["budget"], r["won"], r["turns"] == r["success_turn"]) for r in records]
+    [('expert', 20, True, True)]
+    >>> close_worker_resources()
 """
 
 from __future__ import annotations
