@@ -23,6 +23,11 @@ Modules: :mod:`.scenes` (ALFRED scene layouts), :mod:`.task_types` (goals and pr
 pool and translation cache), :mod:`.grammar` (compiled text grammar), :mod:`.pddl_env` (fast
 PDDL backend), :mod:`.engine` (ALFWorld's wrapper stack), :mod:`.expert` (handcoded expert),
 :mod:`.env` (the Gymnasium environments).
+
+Example:
+    >>> import agentgym_budget
+    >>> agentgym_budget.registered_ids("alfworld")[:2]
+    ['agentgym_budget/ALFWorld-CleanAndPlace-v0', 'agentgym_budget/ALFWorld-CoolAndPlace-v0']
 """
 
 from __future__ import annotations

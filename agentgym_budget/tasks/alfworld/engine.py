@@ -24,9 +24,9 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import random
-from collections import OrderedDict
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +41,7 @@ from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, relev
 
 __all__ = ["AlfworldEngine", "EngineSnapshot", "SeededAlfredDemangler", "seeded_global_random"]
 
-_PLAN_CACHE_SIZE = 4096
+_PLAN_CACHE_SIZE = 2048
 
 
 @contextlib.contextmanager
@@ -101,7 +101,7 @@ class SeededAlfredDemangler(AlfredDemangler):
         for info in infos.values():
             info.name = demangler.demangle_alfred_name(info.id)
         self._named_with = key
-        self.names_changed()
+        self.names_changed(("shuffled", seed) if self.shuffle else ("sorted",))
 
     def reset(self) -> GameState:
         self.rename(self._episode_seed)
@@ -127,14 +127,15 @@ class AlfworldEngine:
     """
 
     def __init__(self, *, shuffle_names: bool = False, facts: bool = False, libraries: LibraryPool = LIBRARIES) -> None:
-        infos = textworld.EnvInfos(admissible_commands=True, won=True, lost=True, facts=facts, extras=["gamefile"])
+        infos = textworld.EnvInfos(
+            admissible_commands=True, won=True, lost=True, moves=True, facts=facts, extras=["gamefile"]
+        )
         self.pool = libraries
         self._pddl = FastPddlEnv(infos, libraries=libraries)
         self._demangler = SeededAlfredDemangler(shuffle=shuffle_names)
         self._env = AlfredInfos(self._demangler(self._pddl))
         self.game_path: str | None = None
         self.seed = 0
-        self._plans: OrderedDict[Any, list[str]] = OrderedDict()
         self._search_lib: Any = None
 
     @property
@@ -153,7 +154,6 @@ class AlfworldEngine:
         if game_path != self.game_path:
             self._env.load(game_path)
             self.game_path = game_path
-            self._plans.clear()
 
     def reset(self, seed: int) -> GameState:
         """Start the loaded game; ``seed`` drives the entity naming when names are shuffled."""
@@ -180,7 +180,7 @@ class AlfworldEngine:
         """The true facts with entity names, e.g. ``"inreceptacle(apple 1, fridge 1)"``, sorted."""
         infos = self._pddl._entity_infos
         return sorted(
-            f"{name}({', '.join(infos[arg].name if arg in infos else arg for arg in args)})"
+            f"{name}({', '.join(infos[arg].name.strip() if arg in infos else arg for arg in args)})"
             for name, args in self.facts()
         )
 
@@ -190,28 +190,31 @@ class AlfworldEngine:
         Fast Downward (ALFWorld's planner, same search) solves the goal-relevant part of the
         current state (:func:`~.planner.relevant_problem`) on a library of its own; the plan
         is returned as commands with the game's entity names. Computed only when called and
-        cached per state (the search is deterministic, so a cached plan is the plan).
+        cached per game state, naming and game (the search is deterministic, so a cached
+        plan is the plan).
         """
         pddl = self._pddl._pddl_state
+        game = self._pddl.game
         facts = self.facts()
-        key = (self._demangler._named_with, frozenset(facts))
-        plan = self._plans.get(key)
+        fluent = sorted(fact for fact in facts if fact[0] in game.fluents)
+        key = (self._demangler._named_with, hashlib.blake2b(repr(fluent).encode(), digest_size=16).digest())
+        plans = game.plans
+        plan = plans.get(key)
         if plan is None:
-            plan = []
+            plan = ()
             if not pddl.check_goal():
-                game = self._pddl.game
                 domain = game.data["pddl_domain"]
                 problem = relevant_problem(facts, game.name2type, game.goal, domain)
                 if self._search_lib is None:
                     self._search_lib = self.pool.acquire()
                 operators = solve(self._search_lib, translate_for_search(domain, problem))
                 if operators:
-                    plan = pddl.plan_to_templated_actions(operators, self._pddl._entity_infos)
-            self._plans[key] = plan
-            if len(self._plans) > _PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
+                    plan = tuple(pddl.plan_to_templated_actions(operators, self._pddl._entity_infos))
+            plans[key] = plan
+            if len(plans) > _PLAN_CACHE_SIZE:
+                plans.popitem(last=False)
         else:
-            self._plans.move_to_end(key)
+            plans.move_to_end(key)
         return list(plan)
 
     def save(self) -> EngineSnapshot:
@@ -233,3 +236,7 @@ class AlfworldEngine:
         if self._search_lib is not None:
             self.pool.release(self._search_lib)
             self._search_lib = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()

@@ -12,6 +12,19 @@ that is not admissible becomes ``"look"``), with two differences: its random cho
 generator seeded by the episode seed instead of the global ``random``, and when the expert
 gives up (``HandCodedAgentFailed`` / ``HandCodedAgentTimeout``) it suggests nothing instead of
 raising. :meth:`HandcodedExpert.copy` snapshots it.
+
+Example:
+    >>> from agentgym_budget.tasks.alfworld.engine import AlfworldEngine
+    >>> from agentgym_budget.tasks.alfworld.env import ALFWorldEnv
+    >>> game = ALFWorldEnv("pick_and_place_simple", num_games=1)._game_path("pick_and_place_simple-0")
+    >>> engine = AlfworldEngine(facts=True)
+    >>> engine.load(game)
+    >>> expert = HandcodedExpert(game, seed=0)
+    >>> expert.observe_reset(engine.reset(0))
+    'look'
+    >>> expert.observe_step(engine.step("look"), "look").startswith("go to ")
+    True
+    >>> engine.close()
 """
 
 from __future__ import annotations

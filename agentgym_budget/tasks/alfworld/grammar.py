@@ -8,7 +8,7 @@ derivation context (entity infos included) for every symbol: about 99% of a step
 
 :class:`CompiledGrammar` gives exactly the same strings while doing the constant work once:
 
-* templates, rule bodies and queries are parsed once per game, by TextWorld's own parsers
+* templates, rule bodies and queries are parsed once per process, by TextWorld's own parsers
   (``textgen._parse_and_convert`` and ``Rule.parse_conjunctive_query``), and never mutated,
   so no copy is needed;
 * contexts are shared instead of deep-copied (derivations only read them);
@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -60,6 +61,16 @@ class _Dependency:
         self.fluent = False
 
 
+@functools.lru_cache(maxsize=8192)
+def _parse_symbols(text: str) -> list[Any]:
+    return textgen._parse_and_convert(text, rule_name="symbols")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_query(expression: str) -> Rule:
+    return Rule.parse_conjunctive_query(expression)
+
+
 class CompiledGrammar:
     """Derives text like TextWorld's ``ContextSensitiveGrammar.derive``, with the constant work cached.
 
@@ -67,30 +78,37 @@ class CompiledGrammar:
         grammar: The game's grammar (``GameLogic.grammar``).
         fluent_predicates: Lower-case names of the predicates that actions change. ``None``
             treats every predicate as fluent (nothing is cached across states).
+        results: Where cached derivations go (engines playing the same game with the same entity
+            names may share one); a private dictionary by default.
     """
 
-    def __init__(self, grammar: Any, fluent_predicates: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        grammar: Any,
+        fluent_predicates: Iterable[str] | None = None,
+        results: dict[tuple[Any, ...], str] | None = None,
+    ) -> None:
         self._rules: Mapping[str, list[Any]] = grammar._rules
         self._fluent = None if fluent_predicates is None else frozenset(p.lower() for p in fluent_predicates)
-        self._symbols: dict[str, list[Any]] = {}
         self._queries: dict[str, tuple[Rule, bool]] = {}
-        self._results: dict[tuple[Any, ...], str] = {}
+        self._results: dict[tuple[Any, ...], str] = {} if results is None else results
 
     # ------------------------------------------------------------------ caches
+    def use_results(self, results: dict[tuple[Any, ...], str]) -> None:
+        """Cache derivations in ``results`` from now on (call it whenever entity names change)."""
+        self._results = results
+
     def clear_results(self) -> None:
-        """Forget cached derivations (call it when entity names change)."""
-        self._results.clear()
+        """Forget cached derivations (use a fresh private cache)."""
+        self._results = {}
 
     def _parse(self, text: str) -> list[Any]:
-        symbols = self._symbols.get(text)
-        if symbols is None:
-            symbols = self._symbols[text] = textgen._parse_and_convert(text, rule_name="symbols")
-        return symbols
+        return _parse_symbols(text)
 
     def _query(self, expression: str) -> tuple[Rule, bool]:
         entry = self._queries.get(expression)
         if entry is None:
-            rule = Rule.parse_conjunctive_query(expression)
+            rule = _parse_query(expression)
             names = (p.name[4:] if p.name.startswith("not_") else p.name for p in rule.preconditions)
             fluent = self._fluent is None or any(name.lower() in self._fluent for name in names)
             entry = self._queries[expression] = (rule, fluent)

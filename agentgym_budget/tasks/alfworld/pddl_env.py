@@ -18,6 +18,20 @@ admissible commands, rewards and infos step for step. It differs in what it does
 
 It composes with TextWorld wrappers exactly like ``PddlEnv`` (ALFWorld's ``AlfredDemangler``
 and ``AlfredInfos``).
+
+Example:
+    >>> import textworld
+    >>> from agentgym_budget.tasks.alfworld.env import ALFWorldEnv
+    >>> game = ALFWorldEnv("pick_and_place_simple", num_games=1)._game_path("pick_and_place_simple-0")
+    >>> env = FastPddlEnv(textworld.EnvInfos(admissible_commands=True, won=True))
+    >>> env.load(game)
+    >>> state = env.reset()
+    >>> saved = env.save()
+    >>> after = env.step("look")[0].feedback
+    >>> _ = env.restore(saved)
+    >>> env.step("look")[0].feedback == after, env.step("fly")[0].feedback
+    (True, 'Nothing happens.')
+    >>> env.close()
 """
 
 from __future__ import annotations
@@ -27,7 +41,7 @@ import functools
 import itertools
 import json
 import os
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +57,7 @@ from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, Trans
 __all__ = ["FastPddlEnv", "GameData", "PddlSnapshot", "load_game"]
 
 _TOKENS = itertools.count(1)
+_NAMINGS_KEPT = 8
 
 
 @dataclass
@@ -66,6 +81,19 @@ class GameData:
     actions: dict[str, Any] = field(default_factory=dict)
     init_facts: list[Proposition] = field(default_factory=list)
     state_facts: list[Proposition] | None = None
+    derivations: OrderedDict[Any, dict[tuple[Any, ...], str]] = field(default_factory=OrderedDict)
+    plans: OrderedDict[Any, tuple[str, ...]] = field(default_factory=OrderedDict)
+
+    def derivations_for(self, naming: Any) -> dict[tuple[Any, ...], str]:
+        """The shared cache of static derivations for one entity naming (a few namings are kept)."""
+        results = self.derivations.get(naming)
+        if results is None:
+            results = self.derivations[naming] = {}
+            if len(self.derivations) > _NAMINGS_KEPT:
+                self.derivations.popitem(last=False)
+        else:
+            self.derivations.move_to_end(naming)
+        return results
 
     @property
     def goal(self) -> str:
@@ -194,10 +222,19 @@ class FastPddlEnv(PddlEnv):
         self._entity_infos = self._get_entity_infos()
         self._grammar = CompiledGrammar(game.logic.grammar, game.fluents)
 
-    def names_changed(self) -> None:
-        """Drop cached text after entity names changed (the demangler calls it)."""
+    def names_changed(self, naming: Any = None) -> None:
+        """Drop cached text after entity names changed (the demangler calls it).
+
+        Args:
+            naming: A key that identifies the new names for this game (the same key must always
+                mean the same names); cached text is then shared with other envs using it.
+                ``None`` keeps the cache private.
+        """
         if self._grammar is not None:
-            self._grammar.clear_results()
+            if naming is None:
+                self._grammar.clear_results()
+            else:
+                self._grammar.use_results(self._game.derivations_for(naming))
 
     def _new_state(self) -> _CachedPddlState:
         self._epoch += 1

@@ -177,9 +177,11 @@ def load_scene(number: int) -> Scene:
     ]
     posed = {r.type for r in receptacles}
     used = {tuple(int(v) for v in r.location.split("|")[1:3]) for r in receptacles}
+    taken = {r.id for r in receptacles}
     for kind in sorted(set(types) & static - posed):
         rng = random.Random(f"FloorPlan{number}:{kind}")
-        for _ in range(_EXTRA_INSTANCES.get(kind, 1)):
+        made = 0
+        while made < _EXTRA_INSTANCES.get(kind, 1):
             free = [point for point in floor if point not in used] or list(floor)
             cx, cz = rng.choice(free)
             used.add((cx, cz))
@@ -189,7 +191,10 @@ def load_scene(number: int) -> Scene:
             thor_id = "|".join(
                 (kind, _coordinate((cx + dx * 2) * _STEP), _coordinate(height), _coordinate((cz + dz * 2) * _STEP))
             )
-            receptacles.append(Receptacle(thor_id, kind, f"loc|{cx}|{cz}|{rotation}|30"))
+            if thor_id not in taken:
+                taken.add(thor_id)
+                receptacles.append(Receptacle(thor_id, kind, f"loc|{cx}|{cz}|{rotation}|30"))
+                made += 1
     return Scene(
         number=number,
         room=room,
