@@ -1,0 +1,170 @@
+"""ALFWorld step speed: ALFWorld's stock engine vs ours, side by side in one run, outputs checked equal.
+
+For generated games of every task type (ALFRED scenes: typically 20-35 receptacles and
+30-70 objects, the size of ALFWorld's own games), both engines load the same game and
+receive the same seeded command sequence (the planner's plan, then random admissible
+commands biased towards object interactions, some not admissible). Each step is timed on
+both and their observations, admissible commands, rewards and infos are compared (the run
+aborts on the first difference).
+
+* stock: ``textworld.start(game, infos, wrappers=[AlfredDemangler(), AlfredInfos])``, as
+  ALFWorld's ``AlfredTWEnv`` builds it;
+* ours: :class:`agentgym_budget.tasks.alfworld.engine.AlfworldEngine` (same wrappers on the
+  cached/compiled PDDL backend); the full Gymnasium stack is timed too.
+
+Goal: median step >= 5x faster than the stock engine. Results go to
+``benchmarks/results/alfworld_speed.json``.
+
+Usage::
+
+    python benchmarks/alfworld_speed.py [--games-per-type 2] [--steps 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import textworld
+from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
+
+import agentgym_budget  # noqa: F401  (registers the ids)
+from agentgym_budget.tasks.alfworld.engine import AlfworldEngine
+from agentgym_budget.tasks.alfworld.env import ALFWorldEnv
+from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
+
+RESULTS = Path(__file__).parent / "results"
+INTERESTING = ("take", "move", "heat", "cool", "clean", "use", "open", "close", "examine", "inventory")
+KEYS = ("feedback", "admissible_commands", "won", "lost", "score", "done", "moves", "extra.gamefile")
+
+
+def choose(state, rng: random.Random) -> str:
+    draw = rng.random()
+    if draw < 0.05:
+        return rng.choice(["dance", "take", "go to the moon"])
+    interesting = [c for c in state["admissible_commands"] if c.startswith(INTERESTING)]
+    if interesting and draw < 0.6:
+        return rng.choice(interesting)
+    return rng.choice(state["admissible_commands"])
+
+
+def game_size(path: str) -> dict[str, int]:
+    problem = json.loads(Path(path).read_text())["pddl_problem"]
+    return {
+        kind: len(re.findall(rf"^\s*\S+ - {kind}$", problem, re.M)) for kind in ("receptacle", "object", "location")
+    }
+
+
+def timed(function, *args):
+    start = time.perf_counter()
+    result = function(*args)
+    return result, (time.perf_counter() - start) * 1e3
+
+
+def measure_game(path: str, steps: int, seed: int) -> dict:
+    infos = textworld.EnvInfos(admissible_commands=True, won=True, lost=True, moves=True, extras=["gamefile"])
+    stock, stock_load = timed(textworld.start, path, infos, [AlfredDemangler(), AlfredInfos])
+    ours = AlfworldEngine()
+    _, ours_load = timed(ours.load, path)
+    expected, stock_reset = timed(stock.reset)
+    got, ours_reset = timed(ours.reset, seed)
+    plan = ours.plan()
+    rng = random.Random(seed)
+    stock_steps, our_steps = [], []
+    for index in range(steps):
+        if expected.get("done"):
+            break
+        assert all(expected.get(k) == got.get(k) for k in KEYS), f"{path}: states differ before step {index}"
+        command = plan[index] if index < len(plan) // 2 else choose(expected, rng)
+        (expected, *_), stock_ms = timed(stock.step, command)
+        got, ours_ms = timed(ours.step, command)
+        stock_steps.append(stock_ms)
+        our_steps.append(ours_ms)
+    assert all(expected.get(k) == got.get(k) for k in KEYS), f"{path}: final states differ"
+    ours.close()
+    return {
+        "game": path,
+        "size": game_size(path),
+        "steps": len(our_steps),
+        "stock_step_ms": statistics.median(stock_steps),
+        "ours_step_ms": statistics.median(our_steps),
+        "stock_load_ms": stock_load,
+        "ours_load_ms": ours_load,
+        "stock_reset_ms": stock_reset,
+        "ours_reset_ms": ours_reset,
+        "all_stock_steps_ms": stock_steps,
+        "all_our_steps_ms": our_steps,
+    }
+
+
+def measure_gym_stack(task_ids: list[str], steps: int) -> float:
+    env = gym.make("agentgym_budget/ALFWorld-v0", num_games=2)
+    times = []
+    for index, task in enumerate(task_ids):
+        _, info = env.reset(seed=index, options={"task": task})
+        rng = random.Random(index)
+        for _ in range(steps):
+            command = choose({"admissible_commands": info["admissible_actions"]}, rng)
+            (_, _, terminated, _, info), ms = timed(env.step, command)
+            times.append(ms)
+            if terminated:
+                break
+    env.close()
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games-per-type", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=40)
+    args = parser.parse_args()
+    env = ALFWorldEnv(num_games=args.games_per_type)
+    task_ids = list(env.task_ids)
+    paths = [env._game_path(task) for task in task_ids]
+    env.close()
+    games = []
+    for index, (task, path) in enumerate(zip(task_ids, paths, strict=True)):
+        game = measure_game(path, args.steps, seed=index)
+        game["task_id"] = task
+        games.append(game)
+        print(
+            f"{task:40s} {game['size']['receptacle']:3d} receptacles {game['size']['object']:3d} objects  "
+            f"stock {game['stock_step_ms']:7.2f} ms  ours {game['ours_step_ms']:6.2f} ms  "
+            f"x{game['stock_step_ms'] / game['ours_step_ms']:.0f}",
+            flush=True,
+        )
+    stock_all = [ms for game in games for ms in game["all_stock_steps_ms"]]
+    ours_all = [ms for game in games for ms in game["all_our_steps_ms"]]
+    summary = {
+        "games": len(games),
+        "steps_compared_identical": len(ours_all),
+        "median_step_ms_stock": statistics.median(stock_all),
+        "median_step_ms_ours": statistics.median(ours_all),
+        "median_step_ratio": statistics.median(stock_all) / statistics.median(ours_all),
+        "median_per_game_ratio": statistics.median(g["stock_step_ms"] / g["ours_step_ms"] for g in games),
+        "min_per_game_ratio": min(g["stock_step_ms"] / g["ours_step_ms"] for g in games),
+        "median_reset_ms_stock": statistics.median(g["stock_reset_ms"] for g in games),
+        "median_reset_ms_ours": statistics.median(g["ours_reset_ms"] for g in games),
+        "median_gym_stack_step_ms": measure_gym_stack(task_ids, args.steps),
+        "median_game_size": {
+            kind: statistics.median(g["size"][kind] for g in games) for kind in ("receptacle", "object", "location")
+        },
+        "target_ratio": 5,
+        "task_types": list(TASK_TYPES),
+    }
+    for game in games:
+        del game["all_stock_steps_ms"], game["all_our_steps_ms"]
+    result = {"summary": summary, "games": games}
+    print(json.dumps(summary, indent=2))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "alfworld_speed.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
