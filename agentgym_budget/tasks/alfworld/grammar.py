@@ -13,9 +13,9 @@ derivation context (entity infos included) for every symbol: about 99% of a step
   so no copy is needed;
 * contexts are shared instead of deep-copied (derivations only read them);
 * a derivation whose queries and conditions only read *static* predicates (those no PDDL
-  action changes, e.g. ``receptacleatlocation``) depends only on its template and variable
-  binding, so its result is cached: after the first visit, most admissible commands of a
-  state cost a dictionary lookup.
+  action changes, e.g. ``receptacleatlocation``), and whose Python expressions do not touch
+  the state, depends only on its template and variable binding, so its result is cached:
+  after the first visit, most admissible commands of a state cost a dictionary lookup.
 
 The derivation rules are TextWorld's: a non-terminal is replaced by the first of its
 productions whose condition holds; ``{expr | query}`` expands ``expr`` once per answer to the
@@ -33,6 +33,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -50,6 +51,7 @@ from textworld.logic import Rule
 __all__ = ["CompiledGrammar"]
 
 _EVAL_GLOBALS = vars(textgen)
+_READS_STATE = re.compile(r"\b(context|state|facts)\b")  # an expression that may read the game state
 
 
 class _Dependency:
@@ -143,6 +145,7 @@ class CompiledGrammar:
             elif isinstance(symbol, ConditionalSymbol):
                 stack.extend(reversed(self._conditional(symbol, ctx, dependency)))
             elif isinstance(symbol, EvalSymbol):
+                dependency.fluent |= _READS_STATE.search(symbol.expression) is not None
                 derived.append(str(self._evaluate(symbol, ctx)))
             elif isinstance(symbol, ListSymbol):
                 stack.extend(reversed(self._list(symbol, ctx, dependency)))
@@ -183,6 +186,7 @@ class CompiledGrammar:
         if isinstance(inner, ConditionalSymbol):
             items = self._conditional(inner, ctx, dependency)
         else:
+            dependency.fluent |= _READS_STATE.search(inner.expression) is not None
             items = [(TerminalSymbol(self._evaluate(inner, ctx)), ctx)]
         if not items:
             return [(NonterminalSymbol("list_empty"), ctx)]
