@@ -173,7 +173,8 @@ def test_missing_alfworld_names_the_extra():
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert "MISSING:" in done.stdout and 'pip install "agentgym-budget[alfworld]"' in done.stdout
+    assert "MISSING: ALFWorld-HeatAndPlace-v0 needs the 'alfworld' package" in done.stdout
+    assert 'pip install "agentgym-budget[alfworld]"' in done.stdout
 
 
 def test_bad_arguments():

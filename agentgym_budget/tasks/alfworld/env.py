@@ -199,8 +199,9 @@ class ALFWorldEnv(TextEnv):
                 render_mode=render_mode,
             )
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
-        require_alfworld(self._feature_name())
         self.task_types = _task_types(task_types)
+        single = TASK_TYPES[self.task_types[0]].env_name if len(self.task_types) == 1 else "ALFWorld-v0"
+        require_alfworld(single)
         if expert not in _EXPERTS:
             raise InvalidOptionError(f"expert must be one of {_EXPERTS}, got {expert!r}.")
         if num_games is not None and (isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1):
@@ -219,9 +220,6 @@ class ALFWorldEnv(TextEnv):
         self._commands: list[str] = []
         self._meta: Mapping[str, Any] = {}
         self._goal = ""
-
-    def _feature_name(self) -> str:
-        return self.spec.id if getattr(self, "spec", None) is not None else "ALFWorld-v0"
 
     # ------------------------------------------------------------------ task set
     def _config(self) -> Mapping[str, Any]:
