@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import random
@@ -39,6 +40,7 @@ def _trial(root: Path, split: str, folder: str, trial: str, game: Path, *, edit=
 def data_dir() -> Path:
     """A ``json_2.1.1`` tree: every task type in train, two in valid_seen, plus trials ALFWorld skips."""
     root = Path(tempfile.mkdtemp(prefix="alfworld-data-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     games = {task_type: Path(path) for task_type, path in game_paths().items()}
     for index, (task_type, game) in enumerate(sorted(games.items())):
         params = json.loads(game.with_name("traj_data.json").read_text())["pddl_params"]
