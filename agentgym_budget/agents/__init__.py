@@ -27,6 +27,7 @@ from agentgym_budget.agents.base import (
     close_agent,
     episode_stats,
     is_async_agent,
+    observe_turn,
     required_info_keys,
 )
 from agentgym_budget.agents.builtin import ExpertAgent, NoisyExpertNoRecover, NoisyExpertRecover, RandomAgent
@@ -56,6 +57,7 @@ __all__ = [
     "close_agent",
     "episode_stats",
     "is_async_agent",
+    "observe_turn",
     "parse_agent",
     "register_agent",
     "required_info_keys",

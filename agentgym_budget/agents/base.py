@@ -18,7 +18,12 @@ Optional members, read with the helpers below:
   the env with them (:func:`required_info_keys`);
 * ``stats()``: a JSON-serialisable mapping about the last episode (token counts, ...), stored
   with the episode (:func:`episode_stats`);
-* ``close()`` (sync or async): release resources.
+* ``close()`` (sync or async): release resources;
+* ``observe(observation, info, action)`` (sync or async): a turn the agent did not choose was played
+  from ``observation`` / ``info`` with ``action``. The probes of :mod:`agentgym_budget.eval.probe` and
+  :mod:`agentgym_budget.eval.recovery` use it to give the agent the history of a state it did not
+  reach itself (a reference prefix, or forced wrong actions); agents with memory should record the
+  turn as if they had played it (:func:`observe_turn`).
 
 When the budget is hidden the runner removes ``max_turns`` and ``turns_left`` from the ``info``
 the agent sees, so a hidden budget is really hidden.
@@ -53,6 +58,7 @@ __all__ = [
     "close_shared_resources",
     "episode_stats",
     "is_async_agent",
+    "observe_turn",
     "required_info_keys",
 ]
 
@@ -113,6 +119,32 @@ async def close_agent(agent: object) -> None:
         result = close()
         if inspect.isawaitable(result):
             await result
+
+
+async def observe_turn(agent: object, observation: str, info: Mapping[str, Any], action: str) -> bool:
+    """Tell ``agent`` that ``action`` was played for it from ``observation`` (its optional ``observe``).
+
+    Returns whether the agent has an ``observe`` member (memoryless agents need none).
+
+    Example:
+        >>> import asyncio
+        >>> class Memory:
+        ...     turns = []
+        ...     def observe(self, observation, info, action):
+        ...         self.turns.append(action)
+        >>> agent = Memory()
+        >>> asyncio.run(observe_turn(agent, "A hall.", {}, "go north")), agent.turns
+        (True, ['go north'])
+        >>> asyncio.run(observe_turn(object(), "A hall.", {}, "go north"))
+        False
+    """
+    observe = getattr(agent, "observe", None)
+    if not callable(observe):
+        return False
+    result = observe(observation, info, action)
+    if inspect.isawaitable(result):
+        await result
+    return True
 
 
 class SeededAgent:

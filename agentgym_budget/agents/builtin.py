@@ -15,7 +15,8 @@ look at the turn budget, so they are valid in both run modes of
   (``info["expert_plan"]``) step by step; with probability ``eps`` it takes a random admissible
   action other than its next plan step *instead* (the step stays pending), and afterwards keeps
   following its stale plan. Once the plan is used up without a win it repeats the plan's last step:
-  it is stuck.
+  it is stuck. A turn played for it (:meth:`NoisyExpertNoRecover.observe`, used by the probes) advances
+  its plan only when it was the pending plan step.
 
 Both noisy experts err with the same probability ``eps`` at every turn (one draw per turn), so on
 the expert's own path their single-step error rate is the same; they differ only in what happens
@@ -188,6 +189,20 @@ class NoisyExpertNoRecover(SeededAgent):
             return _FALLBACK if choice is None else choice
         self.position = min(self.position + 1, len(self.plan))
         return step
+
+    def observe(self, observation: str, info: Mapping[str, Any], action: str) -> None:
+        """A turn played for the agent: its pending plan step counts as done only if ``action`` is that step.
+
+        Example:
+            >>> agent = NoisyExpertNoRecover(eps=0.0)
+            >>> agent.reset("", "", {"expert_plan": ["go east", "take coin"]}, seed=0)
+            >>> agent.observe("", {}, "go west")  # not its step: the plan goes stale
+            >>> agent.observe("", {}, "go east")
+            >>> agent.act("", {"admissible_actions": ["take coin"]})
+            'take coin'
+        """
+        if self.plan and self.position < len(self.plan) and action == self.plan[self.position]:
+            self.position += 1
 
     def stats(self) -> dict[str, Any]:
         """Mistakes made in the last episode."""

@@ -182,6 +182,10 @@ class OpenAIChatAgent:
         self._turns.append((observation, action))
         return action
 
+    async def observe(self, observation: str, info: Mapping[str, Any], action: str) -> None:
+        """A turn played for the agent (a probe's reference prefix or forced action): kept in its history."""
+        self._turns.append((observation, action))
+
     def stats(self) -> dict[str, int]:
         """Requests, retries, token counts and unmatched actions of the current episode."""
         return dict(self._stats)
