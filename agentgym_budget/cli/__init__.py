@@ -3,7 +3,7 @@
 Every subcommand is a module ``agentgym_budget/cli/cmd_<name>.py`` with ``NAME``, ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``; :func:`~agentgym_budget.cli.main.main`
 discovers them, so adding a command is adding a module. Built in: ``list``, ``play``, ``passkt``,
-``report``.
+``report``, ``probe``, ``recovery``.
 """
 
 from __future__ import annotations

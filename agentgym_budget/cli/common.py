@@ -7,13 +7,16 @@ Example:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected comma-separated positive integers like 1,2,4,8, got '3, x'
+    >>> count_list("0,1,2")
+    (0, 1, 2)
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-__all__ = ["add_env_arguments", "int_list", "positive_int"]
+__all__ = ["add_env_arguments", "add_envs_arguments", "count_list", "env_refs", "int_list", "positive_int"]
 
 
 def int_list(text: str) -> tuple[int, ...]:
@@ -49,3 +52,63 @@ def add_env_arguments(parser: argparse.ArgumentParser, *, env_required: bool) ->
         help="environment constructor arguments, e.g. level=110 or difficulty=1",
     )
     parser.add_argument("--split", default=None, help="task split (default: the environment's default)")
+
+
+def count_list(text: str) -> tuple[int, ...]:
+    """Parse ``"0,1,2"`` into non-negative integers (for ``type=``)."""
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        values = ()
+    if not values or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated non-negative integers like 0,1,2, got {text!r}")
+    return values
+
+
+def add_envs_arguments(parser: argparse.ArgumentParser, default: str) -> None:
+    """Repeatable ``--env`` / ``--env-args`` (paired in order) and ``--split``, for commands over several envs."""
+    parser.add_argument(
+        "--env",
+        action="append",
+        metavar="ID",
+        default=None,
+        help=f"registered environment id, repeatable (default {default})",
+    )
+    parser.add_argument(
+        "--env-args",
+        action="append",
+        metavar="K=V,...",
+        default=None,
+        help="constructor arguments of the matching --env (repeat once per --env, in order), e.g. difficulty=1",
+    )
+    parser.add_argument("--split", default=None, help="task split (default: the environment's default)")
+
+
+def env_refs(args: argparse.Namespace, default_env: str, default_args: str | None) -> tuple[Any, ...]:
+    """The :class:`~agentgym_budget.eval.rollout.EnvRef` s of :func:`add_envs_arguments`.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_envs_arguments(parser, "TextWorld-CoinCollector-v0")
+        >>> refs = env_refs(parser.parse_args([]), "TextWorld-CoinCollector-v0", "level=110")
+        >>> [ref.label for ref in refs]
+        ['TextWorld-CoinCollector-v0(level=110)']
+        >>> args = parser.parse_args(["--env", "TextWorld-Cooking-v0", "--env-args", "difficulty=1", "--env", "WebShop-1k-v0"])
+        >>> [ref.label for ref in env_refs(args, "x", None)]
+        ['TextWorld-Cooking-v0(difficulty=1)', 'WebShop-1k-v0']
+    """
+    from agentgym_budget.errors import InvalidOptionError
+    from agentgym_budget.eval.rollout import EnvRef
+
+    if not args.env:
+        extra = args.env_args or []
+        if len(extra) > 1:
+            raise InvalidOptionError("--env-args was given more than once without --env; give one per --env.")
+        return (EnvRef.parse(default_env, extra[0] if extra else default_args, args.split),)
+    given = list(args.env_args or [])
+    if len(given) > len(args.env):
+        raise InvalidOptionError(
+            f"{len(given)} --env-args for {len(args.env)} --env; give at most one per --env, in order."
+        )
+    given += [None] * (len(args.env) - len(given))
+    return tuple(EnvRef.parse(env, extra, args.split) for env, extra in zip(args.env, given, strict=True))

@@ -4,8 +4,8 @@ Errors of the package (:class:`~agentgym_budget.errors.AgentGymBudgetError`) are
 ``error: ...`` line on stderr with exit status 2; Ctrl-C exits with 130.
 
 Example:
-    >>> sorted(subcommands())[:4]
-    ['list', 'passkt', 'play', 'report']
+    >>> {"list", "passkt", "play", "probe", "recovery", "report"} <= set(subcommands())
+    True
     >>> main(["list", "--agents"])  # doctest: +ELLIPSIS
     Agents (--agent NAME):
     ...

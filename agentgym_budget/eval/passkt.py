@@ -35,7 +35,6 @@ import csv
 import hashlib
 import io
 import json
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,9 +44,9 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.eval import estimator
-from agentgym_budget.eval.pool import run_jobs
+from agentgym_budget.eval.pool import run_logged_jobs
 from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text
+from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text, pin_settings
 from agentgym_budget.eval.summary import Summary, summarize
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
@@ -281,21 +280,7 @@ def _record_key(config: PassKTConfig, plan: EpisodePlan) -> tuple[Any, ...]:
 
 
 def _check_resume(out: Path, config: PassKTConfig, task_ids: Sequence[str]) -> None:
-    path = out / RUN_FILE
-    current = config.to_json(task_ids)
-    if path.exists():
-        try:
-            previous = json.loads(path.read_text())
-        except ValueError as err:
-            raise RunConfigError(f"{path} is not valid JSON ({err}); remove it or use another --out.") from err
-        changed = [key for key in _PINNED if previous.get(key) != current.get(key)]
-        if changed:
-            details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
-            raise RunConfigError(
-                f"{out} holds a run with other settings ({details}). A rerun into the same directory resumes "
-                "it and must keep the env, seed, mode and budget visibility; use another --out for a new run."
-            )
-    atomic_write_json(path, current)
+    pin_settings(out / RUN_FILE, config.to_json(task_ids), _PINNED, keep="the env, seed, mode and budget visibility")
 
 
 @dataclass
@@ -366,8 +351,6 @@ def run_passkt(
         RunConfigError: ``out`` holds a run with other pinned settings.
         WorkerError: An episode failed in a worker process (logged episodes are kept; rerun to resume).
     """
-    from tqdm import tqdm
-
     from agentgym_budget.eval.passkt_worker import close_worker_resources, play_job
 
     out = Path(out)
@@ -375,7 +358,6 @@ def run_passkt(
     task_ids = config.resolve_tasks()
     _check_resume(out, config, task_ids)
     planned = plan_episodes(config, task_ids)
-    played = 0
     with JsonlStore(out / EPISODES_FILE, key=episode_key) as store:
         todo = [plan for plan in planned if _record_key(config, plan) not in store.keys]
         jobs = []
@@ -385,28 +367,19 @@ def run_passkt(
                 jobs.append(
                     PassKTJob(config.env, config.mode, config.show_budget, task, episodes, config.episode_concurrency)
                 )
-        bar = tqdm(
+        played = run_logged_jobs(
+            play_job,
+            jobs,
+            store=store,
+            workers=config.workers,
             total=len(planned),
-            initial=len(planned) - len(todo),
+            done=len(planned) - len(todo),
             desc="episodes",
             unit="ep",
-            disable=not progress,
-            file=sys.stderr,
-            dynamic_ncols=True,
+            progress=progress,
+            finalize=close_worker_resources,
+            on_new=on_episode,
         )
-
-        def on_result(record: dict[str, Any]) -> None:
-            nonlocal played
-            if store.append(record):
-                played += 1
-                if on_episode is not None:
-                    on_episode(record)
-            bar.update(1)
-
-        try:
-            run_jobs(play_job, jobs, workers=config.workers, on_result=on_result, finalize=close_worker_resources)
-        finally:
-            bar.close()
         wanted = {_record_key(config, plan) for plan in planned}
         records = [record for record in store.records if episode_key(record) in wanted]
     summary = summarize(

@@ -9,6 +9,8 @@
   advantage lives in the (K, T) plane.
 
 :func:`write_plots` writes all that apply into a directory (atomically) and returns their paths.
+:func:`new_figure`, :func:`save_figure` and :func:`figure_legend` are the figure helpers the other
+evaluation plots (probes, recovery) share.
 
 Example:
     >>> import tempfile, pathlib
@@ -32,12 +34,22 @@ import numpy as np
 from agentgym_budget.eval.store import atomic_path
 from agentgym_budget.eval.summary import AgentGrid, Difference, Summary
 
-__all__ = ["plot_differences", "plot_heatmaps", "plot_passk_vs_k", "plot_success_vs_budget", "write_plots"]
+__all__ = [
+    "figure_legend",
+    "new_figure",
+    "plot_differences",
+    "plot_heatmaps",
+    "plot_passk_vs_k",
+    "plot_success_vs_budget",
+    "save_figure",
+    "write_plots",
+]
 
 _DPI = 110
 
 
-def _figure(panels: int, *, width: float = 4.2, height: float = 3.4, columns: int = 4) -> tuple[Any, list[Any]]:
+def new_figure(panels: int, *, width: float = 4.2, height: float = 3.4, columns: int = 4) -> tuple[Any, list[Any]]:
+    """A figure with ``panels`` axes in a grid of at most ``columns`` columns (Agg canvas, no global state)."""
     from matplotlib.figure import Figure
 
     columns = max(1, min(columns, panels))
@@ -49,7 +61,8 @@ def _figure(panels: int, *, width: float = 4.2, height: float = 3.4, columns: in
     return figure, axes[:panels]
 
 
-def _save(figure: Any, path: Path) -> Path:
+def save_figure(figure: Any, path: Path) -> Path:
+    """Render ``figure`` to ``path`` as PNG, atomically; return the path."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(figure)
@@ -58,7 +71,8 @@ def _save(figure: Any, path: Path) -> Path:
     return path
 
 
-def _legend(figure: Any, axes: list[Any]) -> None:
+def figure_legend(figure: Any, axes: list[Any]) -> None:
+    """One legend below the panels, from the first axis's labelled artists."""
     handles, labels = axes[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), fontsize=8)
 
@@ -84,7 +98,7 @@ def _annotated_heatmap(
 
 def plot_heatmaps(grids: Sequence[AgentGrid], path: Path) -> Path:
     """One Pass@(K,T) heatmap per grid, values annotated."""
-    figure, axes = _figure(len(grids), columns=3)
+    figure, axes = new_figure(len(grids), columns=3)
     image = None
     for grid, axis in zip(grids, axes, strict=True):
         labels = [[f"{v:.2f}" for v in row] for row in grid.estimate]
@@ -94,13 +108,13 @@ def plot_heatmaps(grids: Sequence[AgentGrid], path: Path) -> Path:
         axis.set_title(f"{grid.label}\n{len(grid.tasks)} tasks x {grid.samples} samples", fontsize=9)
     figure.colorbar(image, ax=axes, shrink=0.85, label="Pass@(K,T)")
     figure.suptitle("Pass@(K,T)")
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def plot_success_vs_budget(grids: Sequence[AgentGrid], path: Path) -> Path:
     """Pass@(K,T) against T: one panel per K, one line (with interval band) per grid."""
     ks = grids[0].ks
-    figure, axes = _figure(len(ks))
+    figure, axes = new_figure(len(ks))
     for i, (k, axis) in enumerate(zip(ks, axes, strict=True)):
         for grid in grids:
             budgets = np.array(grid.budgets)
@@ -111,15 +125,15 @@ def plot_success_vs_budget(grids: Sequence[AgentGrid], path: Path) -> Path:
         axis.set_ylabel("Pass@(K,T)")
         axis.set_ylim(-0.03, 1.03)
         axis.grid(alpha=0.3)
-    _legend(figure, axes)
+    figure_legend(figure, axes)
     figure.suptitle("Success against the turn budget, at fixed K")
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def plot_passk_vs_k(grids: Sequence[AgentGrid], path: Path) -> Path:
     """Pass@(K,T) against K (log scale): one panel per T, one line (with interval band) per grid."""
     budgets = grids[0].budgets
-    figure, axes = _figure(len(budgets), columns=5, width=3.6)
+    figure, axes = new_figure(len(budgets), columns=5, width=3.6)
     for j, (t, axis) in enumerate(zip(budgets, axes, strict=True)):
         for grid in grids:
             ks = np.array(grid.ks)
@@ -132,14 +146,14 @@ def plot_passk_vs_k(grids: Sequence[AgentGrid], path: Path) -> Path:
         axis.set_ylabel("Pass@(K,T)")
         axis.set_ylim(-0.03, 1.03)
         axis.grid(alpha=0.3)
-    _legend(figure, axes)
+    figure_legend(figure, axes)
     figure.suptitle("Pass@K against K, at fixed turn budget")
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def plot_differences(differences: Sequence[Difference], path: Path) -> Path:
     """Heatmap of ``first - second`` per pair; ``*`` marks cells whose interval excludes 0."""
-    figure, axes = _figure(len(differences), columns=3, width=4.8)
+    figure, axes = new_figure(len(differences), columns=3, width=4.8)
     image = None
     finite = [np.nanmax(np.abs(d.estimate)) for d in differences if np.isfinite(d.estimate).any()]
     scale = max([0.05, *finite])
@@ -165,7 +179,7 @@ def plot_differences(differences: Sequence[Difference], path: Path) -> Path:
         axis.set_title(f"{difference.first}\nminus {difference.second}", fontsize=9)
     figure.colorbar(image, ax=axes, shrink=0.85, label="difference in Pass@(K,T)")
     figure.suptitle(f"Difference ({len(differences[0].tasks)} common tasks; * = interval excludes 0)")
-    return _save(figure, path)
+    return save_figure(figure, path)
 
 
 def write_plots(summary: Summary, directory: Path) -> list[Path]:

@@ -17,6 +17,9 @@ Workers ignore ``SIGINT``; on Ctrl-C the parent terminates them.
 ``finalize`` (module-level, optional) runs in each worker after its last job, and in the calling
 process after the jobs when ``workers <= 1``, to release per-process resources.
 
+:func:`run_logged_jobs` is :func:`run_jobs` as the evaluation commands use it: every result is
+appended to a :class:`~agentgym_budget.eval.store.JsonlStore` at once, under a progress bar.
+
 Example:
     >>> results = []
     >>> run_jobs(_demo_job, [1, 2, 3], workers=1, on_result=results.append)
@@ -29,13 +32,17 @@ from __future__ import annotations
 import multiprocessing
 import queue
 import signal
+import sys
 import traceback
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from agentgym_budget.errors import WorkerError
 
-__all__ = ["Emit", "run_jobs"]
+if TYPE_CHECKING:
+    from agentgym_budget.eval.store import JsonlStore
+
+__all__ = ["Emit", "run_jobs", "run_logged_jobs"]
 
 Emit = Callable[[Any], None]
 """Callback a job function calls with each finished result."""
@@ -154,3 +161,68 @@ def run_jobs(
         result_queue.close()
         job_queue.cancel_join_thread()
         result_queue.cancel_join_thread()
+
+
+def run_logged_jobs(
+    fn: Callable[[Any, Emit], None],
+    jobs: Sequence[Any],
+    *,
+    store: JsonlStore,
+    workers: int,
+    total: int,
+    done: int = 0,
+    desc: str = "results",
+    unit: str = "rec",
+    progress: bool = True,
+    finalize: Callable[[], None] | None = None,
+    on_new: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """:func:`run_jobs` whose results (JSON records) are appended to ``store`` as they arrive.
+
+    Args:
+        fn: Module-level job function emitting records.
+        jobs: Picklable jobs.
+        store: The log; a record whose key is already there is not appended again.
+        workers: Worker processes.
+        total: Records the whole run will hold (for the progress bar).
+        done: Records already logged before this call.
+        desc: Progress bar label.
+        unit: Progress bar unit.
+        progress: Show the bar (on stderr).
+        finalize: As for :func:`run_jobs`.
+        on_new: Called with every newly appended record.
+
+    Returns:
+        The number of records appended.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from agentgym_budget.eval.store import JsonlStore
+        >>> with JsonlStore(pathlib.Path(tempfile.mkdtemp()) / "log.jsonl", key=lambda r: r["n"]) as store:
+        ...     run_logged_jobs(_demo_record_job, [1, 2], store=store, workers=1, total=2, progress=False)
+        2
+    """
+    from tqdm import tqdm
+
+    appended = 0
+    bar = tqdm(
+        total=total, initial=done, desc=desc, unit=unit, disable=not progress, file=sys.stderr, dynamic_ncols=True
+    )
+
+    def on_result(record: Mapping[str, Any]) -> None:
+        nonlocal appended
+        if store.append(record):
+            appended += 1
+            if on_new is not None:
+                on_new(dict(record))
+        bar.update(1)
+
+    try:
+        run_jobs(fn, jobs, workers=workers, on_result=on_result, finalize=finalize)
+    finally:
+        bar.close()
+    return appended
+
+
+def _demo_record_job(job: int, emit: Emit) -> None:
+    emit({"n": job})

@@ -39,7 +39,7 @@ import gymnasium as gym
 from agentgym_budget.agents.base import close_shared_resources, episode_stats, is_async_agent
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.registration import make, resolve_id
-from agentgym_budget.wrappers import TurnBudget
+from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 
 __all__ = [
     "HIDDEN_BUDGET_KEYS",
@@ -120,9 +120,16 @@ class EnvRef:
         keys = sorted(set(info_keys))
         return make(self.env_id, info_keys=keys or None, **options)
 
-    def make(self, info_keys: Iterable[str] = (), *, show_budget: bool = False, max_turns: int = 1) -> gym.Env:
-        """``TurnBudget(env, max_turns, show_budget)``; set each episode's budget with reset options."""
-        return TurnBudget(self.make_base(info_keys), max_turns=max_turns, show_budget=show_budget)
+    def make(
+        self, info_keys: Iterable[str] = (), *, show_budget: bool = False, max_turns: int = 1, snapshots: bool = False
+    ) -> gym.Env:
+        """``TurnBudget(env, max_turns, show_budget)``; set each episode's budget with reset options.
+
+        With ``snapshots=True`` the stack is wrapped in :class:`~agentgym_budget.wrappers.StateSnapshot`
+        (``snapshot()`` / ``restore()`` / ``fork()``), as the probes need.
+        """
+        env = TurnBudget(self.make_base(info_keys), max_turns=max_turns, show_budget=show_budget)
+        return StateSnapshot(env) if snapshots else env
 
     def task_ids(self) -> tuple[str, ...]:
         """The task ids of the split, in order."""
@@ -138,7 +145,7 @@ class EnvRef:
 
 
 class EnvPool:
-    """Env stacks kept for reuse in one process, by (reference, ``info`` keys, budget shown).
+    """Env stacks kept for reuse in one process, by (reference, ``info`` keys, budget shown, snapshots).
 
     :meth:`acquire` hands out a free stack (building one if none is free) and :meth:`release`
     returns it; several can be out at once (concurrent episodes of an async agent).
@@ -148,13 +155,13 @@ class EnvPool:
         self._free: dict[tuple[Any, ...], list[gym.Env]] = {}
         self._all: list[gym.Env] = []
 
-    def acquire(self, ref: EnvRef, info_keys: Iterable[str], show_budget: bool) -> gym.Env:
-        """A stack for ``ref`` with these ``info`` keys and budget visibility."""
-        key = (ref, frozenset(info_keys), bool(show_budget))
+    def acquire(self, ref: EnvRef, info_keys: Iterable[str], show_budget: bool, *, snapshots: bool = False) -> gym.Env:
+        """A stack for ``ref`` with these ``info`` keys and budget visibility (``StateSnapshot`` outermost if asked)."""
+        key = (ref, frozenset(info_keys), bool(show_budget), bool(snapshots))
         free = self._free.setdefault(key, [])
         if free:
             return free.pop()
-        env = ref.make(key[1], show_budget=key[2])
+        env = ref.make(key[1], show_budget=key[2], snapshots=key[3])
         env._pool_key = key  # type: ignore[attr-defined]
         self._all.append(env)
         return env
@@ -212,16 +219,20 @@ class EpisodeResult:
         return record
 
 
-def agent_view(info: Mapping[str, Any], show_budget: bool) -> dict[str, Any]:
-    """The ``info`` the agent sees: without :data:`HIDDEN_BUDGET_KEYS` when the budget is hidden.
+def agent_view(info: Mapping[str, Any], show_budget: bool, hidden: Iterable[str] = ()) -> dict[str, Any]:
+    """The ``info`` the agent sees: without :data:`HIDDEN_BUDGET_KEYS` when the budget is hidden, nor ``hidden``.
+
+    ``hidden`` removes keys the env computes for someone else (e.g. the expert's plan a probe needs
+    to judge an agent that did not ask for it).
 
     Example:
         >>> sorted(agent_view({"turn": 1, "max_turns": 5, "turns_left": 4, "won": False}, show_budget=False))
         ['turn', 'won']
+        >>> sorted(agent_view({"turn": 1, "expert_plan": ["go east"]}, show_budget=True, hidden={"expert_plan"}))
+        ['turn']
     """
-    if show_budget:
-        return dict(info)
-    return {key: value for key, value in info.items() if key not in HIDDEN_BUDGET_KEYS}
+    dropped = set(hidden) if show_budget else {*hidden, *HIDDEN_BUDGET_KEYS}
+    return {key: value for key, value in info.items() if key not in dropped}
 
 
 async def _call(method: Any, *args: Any, **kwargs: Any) -> Any:
@@ -238,6 +249,8 @@ async def play_episode(
     seed: int,
     show_budget: bool | None = None,
     start: tuple[str, Mapping[str, Any]] | None = None,
+    reset_agent: bool = True,
+    hidden_keys: Iterable[str] = (),
 ) -> EpisodeResult:
     """Play one episode of ``agent`` (sync or async) on ``env`` (a stack with a ``TurnBudget``).
 
@@ -250,6 +263,9 @@ async def play_episode(
         show_budget: Whether the agent is told its budget; ``None`` reads the ``TurnBudget``'s setting.
         start: ``(observation, info)`` of an env already positioned (e.g. restored from a snapshot):
             the env is not reset and the episode continues from there with the turns it has left.
+        reset_agent: ``False`` when the caller already reset the agent (e.g. and told it the turns
+            before ``start`` with ``observe``): the agent continues its episode.
+        hidden_keys: ``info`` keys the agent must not see (see :func:`agent_view`).
 
     Returns:
         The :class:`EpisodeResult`; ``turns`` counts only the turns played here.
@@ -261,20 +277,22 @@ async def play_episode(
         observation, info = env.reset(seed=seed, options={"task": task_id, "max_turns": budget})
     else:
         observation, info = start[0], dict(start[1])
-    await _call(
-        agent.reset,
-        info.get("goal", ""),
-        observation,
-        agent_view(info, show_budget),
-        seed=seed,
-        budget=budget if show_budget else None,
-    )
+    hidden_keys = frozenset(hidden_keys)
+    if reset_agent:
+        await _call(
+            agent.reset,
+            info.get("goal", ""),
+            observation,
+            agent_view(info, show_budget, hidden_keys),
+            seed=seed,
+            budget=budget if show_budget else None,
+        )
     actions: list[str] = []
     rewards: list[float] = []
     success_turn: int | None = None
     done = bool(info.get("won")) or bool(info.get("lost")) or info.get("turns_left") == 0
     while not done:
-        action = await _call(agent.act, observation, agent_view(info, show_budget))
+        action = await _call(agent.act, observation, agent_view(info, show_budget, hidden_keys))
         observation, reward, terminated, truncated, info = env.step(action)
         actions.append(action)
         rewards.append(float(reward))

@@ -10,6 +10,8 @@ A malformed line in the middle of the file is corruption, not a crash, and raise
 
 :func:`atomic_write_text` and :func:`atomic_path` write summaries and plots through a temporary file
 in the same directory that is renamed over the target, so readers never see half a file.
+:func:`pin_settings` keeps a run directory's settings file (``run.json``) and refuses a rerun that
+changes the settings a resumed run must keep.
 
 Example:
     >>> import tempfile, pathlib
@@ -32,13 +34,13 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from agentgym_budget.errors import DataError
+from agentgym_budget.errors import DataError, RunConfigError
 
-__all__ = ["JsonlStore", "atomic_path", "atomic_write_json", "atomic_write_text", "read_jsonl"]
+__all__ = ["JsonlStore", "atomic_path", "atomic_write_json", "atomic_write_text", "pin_settings", "read_jsonl"]
 
 
 def read_jsonl(path: str | Path, *, repair: bool = False) -> list[dict[str, Any]]:
@@ -162,3 +164,42 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 def atomic_write_json(path: str | Path, data: Any) -> Path:
     """Write ``data`` as indented JSON to ``path`` atomically; return the path."""
     return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, allow_nan=True) + "\n")
+
+
+def pin_settings(path: str | Path, settings: Mapping[str, Any], pinned: Sequence[str], *, keep: str) -> Path:
+    """Write a run's ``settings`` to ``path``; if a previous run left one, its ``pinned`` keys must be equal.
+
+    Args:
+        path: The settings file (``DIR/run.json``).
+        settings: JSON-serialisable settings of this run.
+        pinned: Keys a rerun into the same directory must not change.
+        keep: How to name the pinned settings in the error (e.g. ``"the env, seed and mode"``).
+
+    Raises:
+        RunConfigError: The previous settings differ on a pinned key, or the file is not JSON.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.json"
+        >>> _ = pin_settings(path, {"seed": 0, "agents": ["a"]}, ["seed"], keep="the seed")
+        >>> _ = pin_settings(path, {"seed": 0, "agents": ["a", "b"]}, ["seed"], keep="the seed")
+        >>> pin_settings(path, {"seed": 1, "agents": ["a"]}, ["seed"], keep="the seed")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.RunConfigError: ... holds a run with other settings (seed: 0 -> 1). A rerun into the same directory resumes it and must keep the seed; use another --out for a new run.
+    """
+    path = Path(path)
+    current = json.loads(json.dumps(settings))
+    if path.exists():
+        try:
+            previous = json.loads(path.read_text())
+        except ValueError as err:
+            raise RunConfigError(f"{path} is not valid JSON ({err}); remove it or use another --out.") from err
+        changed = [key for key in pinned if previous.get(key) != current.get(key)]
+        if changed:
+            details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
+            raise RunConfigError(
+                f"{path.parent} holds a run with other settings ({details}). A rerun into the same directory resumes "
+                f"it and must keep {keep}; use another --out for a new run."
+            )
+    return atomic_write_json(path, current)

@@ -111,6 +111,36 @@ class TurnBudget(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         """Turns remaining in the current episode."""
         return self._episode_budget - self._turn
 
+    def set_episode_budget(self, budget: int) -> None:
+        """Change the budget of the running episode (e.g. of a fork restored from a snapshot).
+
+        ``info`` reports the new budget from the next step on. The episode must be running and the
+        new budget must leave at least one turn.
+
+        Raises:
+            EpisodeOverError: No episode is running.
+            InvalidBudgetError: ``budget`` is not a positive integer greater than the turns taken.
+
+        Example:
+            >>> import gymnasium as gym
+            >>> import agentgym_budget
+            >>> env = TurnBudget(gym.make("agentgym_budget/TextWorld-CoinCollector-v0"), max_turns=10)
+            >>> _ = env.reset(seed=0)
+            >>> _ = env.step("look")
+            >>> env.set_episode_budget(2)
+            >>> env.step("look")[3], env.turns_left
+            (True, 0)
+        """
+        if not self._started or self._episode_over:
+            raise EpisodeOverError("TurnBudget.set_episode_budget: no episode is running; call reset() first.")
+        budget = validate_budget(budget, "for TurnBudget.set_episode_budget")
+        if budget <= self._turn:
+            raise InvalidBudgetError(
+                f"TurnBudget.set_episode_budget: a budget of {budget} leaves no turn after the {self._turn} "
+                "already taken; give more than that."
+            )
+        self._episode_budget = budget
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         options = dict(options or {})
         budget = options.pop("max_turns", None)
