@@ -3,6 +3,7 @@
 * :class:`TurnBudget`: hard cap on turns (truncation, never termination), optionally shown to the agent.
 * :class:`BudgetMix`: draw each episode's budget from a distribution (over a ``TurnBudget``).
 * :class:`StateSnapshot`: ``snapshot()`` / ``restore()`` / ``fork(n)`` through every wrapper.
+* :class:`ProcessReward`: potential-based shaping from ``progress``, optional invalid-action cost.
 
 Every wrapper here records its constructor arguments and its own part of a snapshot
 (``get_wrapper_state`` / ``set_wrapper_state``), so stacks built from them can be
@@ -10,7 +11,8 @@ snapshotted and forked.
 """
 
 from agentgym_budget.wrappers.budget_mix import BudgetMix, BudgetSampler
+from agentgym_budget.wrappers.process_reward import ProcessReward
 from agentgym_budget.wrappers.state_snapshot import StateSnapshot
 from agentgym_budget.wrappers.turn_budget import DEFAULT_BUDGET_FORMAT, TurnBudget
 
-__all__ = ["DEFAULT_BUDGET_FORMAT", "BudgetMix", "BudgetSampler", "StateSnapshot", "TurnBudget"]
+__all__ = ["DEFAULT_BUDGET_FORMAT", "BudgetMix", "BudgetSampler", "ProcessReward", "StateSnapshot", "TurnBudget"]
