@@ -1,0 +1,386 @@
+"""Single-step decision probes: how good is an agent's next action from shared states?
+
+A probe run takes decision states from reference trajectories (the expert's, or episodes an agent
+played, logged in an ``episodes.jsonl``; :mod:`.probe_states`), snapshots each once, and at each asks
+every agent for ``m`` actions. Each action is judged (:mod:`.judge`) by
+
+1. **expert agreement**: it is one of the optimal next actions (the expert's own, an immediate win,
+   or one after which the expert's plan is at least one step shorter);
+2. **rollout value**: after the action a continuation policy (default ``expert``; any agent name, or
+   ``self`` for the probed agent playing on) finishes the episode within its remaining budget; the
+   value is the fraction of ``rollouts`` continuations that win;
+3. **progress change**: ``progress`` after minus before.
+
+The episode budget of a state is ``budget`` if given, else the logged episode's budget, else the
+expert's solution length from the reset plus ``slack`` turns (default 1: a wasted turn can still
+be made up by the expert, a detour cannot, so *value* separates harmless from harmful mistakes).
+Agents are reset at the start of the episode and told the reference turns before the state (their
+optional ``observe``), then asked to act; they see their budget only with ``show_budget``.
+
+Outputs in the run directory: ``run.json`` (settings; a rerun resumes and must keep the envs, seed,
+reference, budget, slack, continuation, rollouts and budget visibility), ``probes.jsonl`` (one
+record per judged action, appended durably; a rerun skips logged ones), ``summary.json`` (per
+agent ``step_accuracy``, ``step_value``, ``progress_change`` with intervals, by depth and by family,
+paired comparisons, and the process-signal analysis), ``summary.csv`` and ``accuracy_by_depth.png``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentgym_budget.agents import parse_agent
+from agentgym_budget.agents.registry import AgentSpec
+from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.eval import estimator
+from agentgym_budget.eval.pool import run_logged_jobs
+from agentgym_budget.eval.probe_states import (
+    Trajectory,
+    choose_depths,
+    expert_trajectories,
+    logged_trajectories,
+    trajectories_needed,
+)
+from agentgym_budget.eval.probe_summary import ProbeSummary, summarize_probes
+from agentgym_budget.eval.process_signal import SignalPoint, analyze_signal
+from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text, pin_settings
+
+__all__ = [
+    "PROBES_FILE",
+    "ProbeConfig",
+    "ProbeJob",
+    "ProbeRun",
+    "plan_probe_jobs",
+    "probe_key",
+    "probe_signal_points",
+    "reference_trajectories",
+    "run_probe",
+    "write_csv",
+]
+
+PROBES_FILE = "probes.jsonl"
+RUN_FILE = "run.json"
+SELF = "self"
+"""Continuation name meaning "the probed agent plays on"."""
+
+_PINNED = ("envs", "seed", "reference", "reference_agent", "budget", "slack", "continuation", "rollouts", "show_budget")
+
+
+def _positive(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidOptionError(f"{what} must be a positive integer, got {value!r}.")
+    return value
+
+
+def probe_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Identity of a probe record (what a resumed run checks before probing again)."""
+    return (
+        record["agent"],
+        record["env_id"],
+        json.dumps(record.get("env_kwargs") or {}, sort_keys=True),
+        record.get("split"),
+        record["state_id"],
+        int(record["sample"]),
+        record["continuation"],
+    )
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """Settings of a probe run (see the module docstring).
+
+    Attributes:
+        envs: Environment configurations (one family each, or several).
+        agents: Agent specs or names.
+        states: Probe states per env (at ``per_trajectory`` per reference trajectory).
+        samples: Actions ``m`` asked of each agent per state.
+        depths: Depths to probe (those a trajectory reaches), or ``None`` for ``per_trajectory`` random ones.
+        per_trajectory: Random depths per trajectory.
+        reference: ``"expert"``, or the path of an ``episodes.jsonl`` log.
+        reference_agent: With a log: only this agent's episodes.
+        budget: Episode budget of every state (``None``: see the module docstring).
+        slack: Turns beyond the expert's solution length when ``budget`` is ``None`` (expert reference).
+        continuation: Continuation policy: an agent name, or ``"self"``.
+        rollouts: Continuations per action (``self``: one per sample).
+        show_budget: Agents see their budget.
+        seed: Seed of the run.
+        workers: Worker processes.
+        confidence: Interval level.
+        resamples: Bootstrap resamples.
+
+    Raises:
+        InvalidOptionError: Bad numbers, no agent, an agent twice.
+    """
+
+    envs: tuple[EnvRef, ...]
+    agents: tuple[AgentSpec | str, ...]
+    states: int = 20
+    samples: int = 4
+    depths: tuple[int, ...] | None = None
+    per_trajectory: int = 1
+    reference: str = "expert"
+    reference_agent: str | None = None
+    budget: int | None = None
+    slack: int = 1
+    continuation: str = "expert"
+    rollouts: int = 1
+    show_budget: bool = False
+    seed: int = 0
+    workers: int = 2
+    confidence: float = estimator.DEFAULT_CONFIDENCE
+    resamples: int = estimator.DEFAULT_BOOTSTRAP
+
+    def __post_init__(self) -> None:
+        envs = (self.envs,) if isinstance(self.envs, EnvRef) else tuple(self.envs)
+        if not envs:
+            raise InvalidOptionError("A probe run needs at least one environment.")
+        object.__setattr__(self, "envs", envs)
+        specs = tuple(parse_agent(agent) for agent in self.agents)
+        names = [spec.name for spec in specs]
+        if not specs or len(set(names)) != len(names):
+            raise InvalidOptionError(f"A probe run needs one or more distinct agents, got {names}.")
+        object.__setattr__(self, "agents", specs)
+        for what in ("states", "samples", "per_trajectory", "rollouts", "workers"):
+            _positive(getattr(self, what), what)
+        if self.budget is not None:
+            _positive(self.budget, "budget")
+        if isinstance(self.slack, bool) or not isinstance(self.slack, int) or self.slack < 0:
+            raise InvalidOptionError(f"slack must be a non-negative integer, got {self.slack!r}.")
+        if self.depths is not None:
+            depths = tuple(sorted(set(self.depths)))
+            if not depths or any(not isinstance(d, int) or d < 0 for d in depths):
+                raise InvalidOptionError(f"depths must be non-negative integers, got {self.depths!r}.")
+            object.__setattr__(self, "depths", depths)
+        if self.continuation != SELF:
+            object.__setattr__(self, "continuation", parse_agent(self.continuation).name)
+
+    @property
+    def specs(self) -> tuple[AgentSpec, ...]:
+        """The agents as parsed specs."""
+        return self.agents  # type: ignore[return-value]
+
+    @property
+    def continuation_spec(self) -> AgentSpec | None:
+        """The continuation agent (``None`` for ``self``)."""
+        return None if self.continuation == SELF else parse_agent(self.continuation)
+
+    @property
+    def states_per_trajectory(self) -> int:
+        """States taken from each trajectory (at most)."""
+        return len(self.depths) if self.depths else self.per_trajectory
+
+    def trajectories(self, env: EnvRef) -> list[Trajectory]:
+        """The reference trajectories of ``env`` used by the run."""
+        count = trajectories_needed(self.states, self.states_per_trajectory)
+        if self.reference == "expert":
+            return expert_trajectories(env.task_ids()[:count], self.seed)
+        return logged_trajectories(self.reference, env, self.reference_agent)[:count]
+
+    def chosen_depths(self, trajectory: Trajectory, length: int) -> list[int]:
+        """The depths probed on ``trajectory`` when it has ``length`` decision states."""
+        key = f"{trajectory.task_id}|{trajectory.source}"
+        return choose_depths(length, self.per_trajectory, self.depths, seed=self.seed, key=key)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form (``run.json`` and the ``config`` of ``summary.json``)."""
+        return {
+            "envs": [env.to_json() for env in self.envs],
+            "agents": [spec.name for spec in self.specs],
+            "states": self.states,
+            "samples": self.samples,
+            "depths": list(self.depths) if self.depths else None,
+            "per_trajectory": self.per_trajectory,
+            "reference": self.reference,
+            "reference_agent": self.reference_agent,
+            "budget": self.budget,
+            "slack": self.slack,
+            "continuation": self.continuation,
+            "rollouts": self.rollouts,
+            "show_budget": self.show_budget,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "bootstrap_resamples": self.resamples,
+        }
+
+
+@dataclass(frozen=True)
+class ProbeJob:
+    """One reference trajectory to walk and probe (the unit of parallel work).
+
+    Attributes:
+        config: The run's settings.
+        env: The environment configuration.
+        trajectory: The reference trajectory.
+        done: ``(agent, state_id, sample)`` already logged (not probed again).
+    """
+
+    config: ProbeConfig
+    env: EnvRef
+    trajectory: Trajectory
+    done: frozenset[tuple[str, str, int]] = frozenset()
+
+    def describe(self) -> str:
+        """Short description for error messages."""
+        return f"{self.trajectory.source} trajectory of task {self.trajectory.task_id!r} on {self.env.label}"
+
+
+def _same_env(record: Mapping[str, Any], env: EnvRef) -> bool:
+    return (
+        record.get("env_id") == env.env_id
+        and (record.get("env_kwargs") or {}) == dict(env.kwargs)
+        and record.get("split") == env.split
+    )
+
+
+def _logged(records: Sequence[Mapping[str, Any]], config: ProbeConfig, env: EnvRef, trajectory: Trajectory) -> list:
+    return [
+        r
+        for r in records
+        if r.get("task_id") == trajectory.task_id
+        and r.get("source") == trajectory.source
+        and r.get("continuation") == config.continuation
+        and _same_env(r, env)
+    ]
+
+
+def _wanted(config: ProbeConfig, trajectory: Trajectory, records: Sequence[Mapping[str, Any]]) -> set:
+    """``(agent, state_id, sample)`` the run needs on ``trajectory`` (``None`` if its length is unknown yet)."""
+    if not records:
+        return set()
+    depths = config.chosen_depths(trajectory, int(records[0]["length"]))
+    return {
+        (spec.name, trajectory.state_id(d), s) for spec in config.specs for d in depths for s in range(config.samples)
+    }
+
+
+def reference_trajectories(config: ProbeConfig) -> dict[EnvRef, list[Trajectory]]:
+    """The reference trajectories of every env of ``config``."""
+    return {env: config.trajectories(env) for env in config.envs}
+
+
+def plan_probe_jobs(
+    config: ProbeConfig,
+    records: Sequence[Mapping[str, Any]] = (),
+    trajectories: Mapping[EnvRef, list[Trajectory]] | None = None,
+) -> list[ProbeJob]:
+    """The jobs of ``config`` given the already logged ``records`` (complete trajectories are left out)."""
+    trajectories = trajectories if trajectories is not None else reference_trajectories(config)
+    jobs = []
+    for env, planned in trajectories.items():
+        for trajectory in planned:
+            logged = _logged(records, config, env, trajectory)
+            done = {(r["agent"], r["state_id"], int(r["sample"])) for r in logged}
+            wanted = _wanted(config, trajectory, logged)
+            if wanted and wanted <= done:
+                continue
+            jobs.append(ProbeJob(config, env, trajectory, frozenset(done)))
+    return jobs
+
+
+def probe_signal_points(records: Sequence[Mapping[str, Any]]) -> list[SignalPoint]:
+    """The process-signal points of probe records: the state's progress, the action's change, its value."""
+    return [
+        SignalPoint(
+            family=r.get("family", "?"),
+            progress=float(r["progress"]),
+            delta=float(r["progress_delta"]),
+            success=float(r["value"]),
+            optimal=bool(r["optimal"]),
+            error=bool(r["error"]),
+        )
+        for r in records
+    ]
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """Write ``rows`` (dicts with the same keys) as CSV, atomically."""
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return atomic_write_text(path, buffer.getvalue())
+
+
+@dataclass
+class ProbeRun:
+    """Result of :func:`run_probe`.
+
+    Attributes:
+        out: The output directory.
+        summary: The summary.
+        probed: Actions judged by this call.
+        reused: Records of the run found in the log.
+        files: Paths written.
+    """
+
+    out: Path
+    summary: ProbeSummary
+    probed: int
+    reused: int
+    files: list[Path] = field(default_factory=list)
+
+
+def run_probe(config: ProbeConfig, out: str | Path, *, progress: bool = True, plots: bool = True) -> ProbeRun:
+    """Probe the missing states of ``config`` into ``out``, then summarise (see the module docstring).
+
+    Raises:
+        RunConfigError: ``out`` holds a run with other pinned settings.
+        DataError: A reference log is missing or has no usable episode.
+        WorkerError: A job failed in a worker (logged records are kept; rerun to resume).
+    """
+    from agentgym_budget.eval.probe_worker import close_worker_resources, probe_job
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    pin_settings(
+        out / RUN_FILE,
+        config.to_json(),
+        _PINNED,
+        keep="the envs, seed, reference, budget, slack, continuation, rollouts and budget visibility",
+    )
+    per_trajectory = config.states_per_trajectory * len(config.specs) * config.samples
+    trajectories = reference_trajectories(config)
+    with JsonlStore(out / PROBES_FILE, key=probe_key) as store:
+        jobs = plan_probe_jobs(config, store.records, trajectories)
+        total = sum(len(planned) for planned in trajectories.values()) * per_trajectory
+        probed = run_logged_jobs(
+            probe_job,
+            jobs,
+            store=store,
+            workers=config.workers,
+            total=total,
+            done=max(0, total - len(jobs) * per_trajectory),
+            desc="probed actions",
+            unit="act",
+            progress=progress,
+            finalize=close_worker_resources,
+        )
+        records = []
+        for env, planned in trajectories.items():
+            for trajectory in planned:
+                logged = _logged(store.records, config, env, trajectory)
+                wanted = _wanted(config, trajectory, logged)
+                records += [r for r in logged if (r["agent"], r["state_id"], int(r["sample"])) in wanted]
+    summary = summarize_probes(
+        records,
+        order=[spec.name for spec in config.specs],
+        confidence=config.confidence,
+        resamples=config.resamples,
+        seed=config.seed,
+    )
+    summary.process_signal = analyze_signal(probe_signal_points(records))
+    files = [atomic_write_json(out / "summary.json", summary.to_json(config.to_json()))]
+    files.append(write_csv(out / "summary.csv", summary.csv_rows()))
+    if plots:
+        from agentgym_budget.eval.probe_plots import plot_accuracy_by_depth
+
+        if summary.agents:
+            files.append(plot_accuracy_by_depth(summary, out / "accuracy_by_depth.png"))
+    return ProbeRun(out, summary, probed, max(0, len(records) - probed), files)
