@@ -5,7 +5,12 @@
 * :mod:`.store`: the crash-safe JSONL log with resume, atomic summary writes;
 * :mod:`.pool`: parallel worker processes streaming results back one by one;
 * :mod:`.passkt` (with :mod:`.passkt_worker`): the Pass@(K,T) grid, its modes and resume;
-* :mod:`.summary`, :mod:`.tables`, :mod:`.plots`, :mod:`.report`: grids, text tables, figures, reports.
+* :mod:`.summary`, :mod:`.tables`, :mod:`.plots`, :mod:`.report`: grids, text tables, figures, reports;
+* :mod:`.probe` (with :mod:`.probe_states`, :mod:`.judge`, :mod:`.probe_worker`, :mod:`.probe_summary`):
+  single-step decision probes from shared states;
+* :mod:`.recovery` (with :mod:`.recovery_worker`, :mod:`.recovery_summary`, :mod:`.natural_recovery`):
+  forced-error and natural recovery probes; :mod:`.process_signal`: how informative ``progress`` is;
+  :mod:`.probe_plots`: their figures.
 
 Example:
     >>> from agentgym_budget.eval import pass_at_k
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 from agentgym_budget.eval.estimator import bootstrap_ci, mean_pass_at_k, paired_bootstrap_ci, pass_at_k
 from agentgym_budget.eval.passkt import MODES, PassKTConfig, PassKTRun, episode_seed, run_passkt
+from agentgym_budget.eval.probe import ProbeConfig, ProbeRun, run_probe
+from agentgym_budget.eval.recovery import RecoveryConfig, RecoveryRun, run_recovery
 from agentgym_budget.eval.report import report
 from agentgym_budget.eval.rollout import EnvPool, EnvRef, EpisodeResult, play_episode, run_episode
 from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text
@@ -31,6 +38,10 @@ __all__ = [
     "JsonlStore",
     "PassKTConfig",
     "PassKTRun",
+    "ProbeConfig",
+    "ProbeRun",
+    "RecoveryConfig",
+    "RecoveryRun",
     "Summary",
     "atomic_write_json",
     "atomic_write_text",
@@ -43,5 +54,7 @@ __all__ = [
     "report",
     "run_episode",
     "run_passkt",
+    "run_probe",
+    "run_recovery",
     "summarize",
 ]

@@ -1,0 +1,137 @@
+"""Error-recovery probes: force k wrong actions at shared states, then measure recovery within the budget left.
+
+States at depth t are sampled from reference trajectories (the expert's, or --reference
+DIR/episodes.jsonl) and snapshotted once; at each, k wrong actions (admissible, not optimal, the
+task still solvable; errors preferred unless --any-wrong) are forced, then each agent, told the
+earlier turns, continues with R turns left (restore + fork, no replay). recovery_rate is the share of
+continuations with k >= 1 that win within the largest R; k = 0 is the unperturbed control. Agents
+also play --natural episodes per task from the start, and any --episodes logs are replayed: the
+first natural error, the share of episodes that still succeed and the turns spent recovering are
+reported, with the process-signal analysis. Without arguments it runs the recovering and the
+non-recovering noisy expert on 20 states of the passkt main job's games (TextWorld Coin Collector,
+level 110), k in 0,1,2, R in 5,10,15,20,30, 4 continuations each, 4 natural episodes per task, 2
+workers. Rerunning with the same --out resumes an interrupted run.
+
+Writes DIR/episodes.jsonl, run.json, summary.json (per agent recovery_rate, control_success, rates by
+budget, k, depth and family, paired comparisons, natural recovery, process signal), summary.csv and
+recovery_vs_budget.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from agentgym_budget.cli.cmd_passkt import DEFAULT_AGENTS, DEFAULT_ENV, DEFAULT_ENV_ARGS
+from agentgym_budget.cli.common import add_envs_arguments, count_list, env_refs, int_list, positive_int
+from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
+from agentgym_budget.eval.recovery import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig, run_recovery
+from agentgym_budget.eval.recovery_summary import format_recovery_summary
+
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
+NAME = "recovery"
+HELP = "error-recovery probes: forced wrong actions, then recovery within the remaining budget"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``recovery``.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> args = parser.parse_args(["--k", "1,3", "--budgets", "4,8", "--natural", "0"])
+        >>> args.k, args.budgets, args.n, args.natural, args.any_wrong
+        ((1, 3), (4, 8), 4, 0, False)
+    """
+    add_envs_arguments(parser, f"{DEFAULT_ENV} with {DEFAULT_ENV_ARGS}")
+    parser.add_argument(
+        "--agent",
+        action="append",
+        metavar="NAME",
+        help="agent name, repeatable (default: noisy-expert-recover and noisy-expert-norecover)",
+    )
+    parser.add_argument("--states", type=positive_int, default=20, help="perturbation states per env (default 20)")
+    parser.add_argument("--depths", type=count_list, default=None, metavar="T,...", help="depths t (default random)")
+    parser.add_argument(
+        "--per-trajectory", type=positive_int, default=1, help="random depths per trajectory (default 1)"
+    )
+    parser.add_argument(
+        "--reference", default="expert", metavar="expert|PATH", help="expert trajectories, or an episodes.jsonl log"
+    )
+    parser.add_argument("--reference-agent", default=None, metavar="NAME", help="only this agent's logged episodes")
+    parser.add_argument(
+        "--k",
+        type=count_list,
+        default=DEFAULT_RECOVERY_KS,
+        metavar="K,...",
+        help="forced wrong actions (default 0,1,2; 0 is the control)",
+    )
+    parser.add_argument(
+        "--budgets",
+        type=int_list,
+        default=DEFAULT_RECOVERY_BUDGETS,
+        metavar="R,...",
+        help="turns left after the perturbation (default 5,10,15,20,30)",
+    )
+    parser.add_argument("--n", type=positive_int, default=4, help="continuations per state, k and agent (default 4)")
+    parser.add_argument("--any-wrong", action="store_true", help="force any wrong action, not preferably errors")
+    parser.add_argument("--show-budget", action="store_true", help="agents see their remaining budget")
+    parser.add_argument(
+        "--natural", type=int, default=4, help="natural episodes per task and agent (default 4; 0: none)"
+    )
+    parser.add_argument("--natural-budget", type=positive_int, default=30, help="their budget (default 30)")
+    parser.add_argument(
+        "--episodes", action="append", default=None, metavar="PATH", help="a logged episodes.jsonl to trace, repeatable"
+    )
+    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default runs/recovery-<time>)")
+    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
+    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
+    parser.add_argument("--no-plots", action="store_true", help="do not write plots")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or resume) the recovery probes, print the results and write the outputs."""
+    config = RecoveryConfig(
+        envs=env_refs(args, DEFAULT_ENV, DEFAULT_ENV_ARGS),
+        agents=tuple(args.agent or DEFAULT_AGENTS),
+        states=args.states,
+        depths=args.depths,
+        per_trajectory=args.per_trajectory,
+        reference=args.reference,
+        reference_agent=args.reference_agent,
+        ks=args.k,
+        budgets=args.budgets,
+        samples=args.n,
+        harmful=not args.any_wrong,
+        show_budget=args.show_budget,
+        natural=args.natural,
+        natural_budget=args.natural_budget,
+        episodes=tuple(args.episodes or ()),
+        seed=args.seed,
+        workers=args.workers,
+        confidence=args.confidence,
+        resamples=args.bootstrap,
+    )
+    out = args.out or Path("runs") / time.strftime("recovery-%Y%m%d-%H%M%S")
+    print(f"Recovery probes of {', '.join(spec.name for spec in config.specs)}")
+    print(
+        f"on {', '.join(env.label for env in config.envs)}: {config.states} states from {config.reference} "
+        f"trajectories, k={list(config.ks)}, R={list(config.budgets)}, n={config.samples}, "
+        f"{'errors preferred' if config.harmful else 'any wrong action'}, {config.mode} mode, "
+        f"{config.natural} natural episodes per task (budget {config.natural_budget}), seed={config.seed}, "
+        f"{config.workers} worker(s)"
+    )
+    print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
+    began = time.perf_counter()
+    result = run_recovery(config, out, progress=not args.no_progress, plots=not args.no_plots)
+    print()
+    print(format_recovery_summary(result.summary))
+    print()
+    print(f"{result.played} episodes played, {result.reused} reused from the log, {time.perf_counter() - began:.1f} s.")
+    print("Wrote:", ", ".join(str(p) for p in [out / "episodes.jsonl", *result.files]))
+    return 0
