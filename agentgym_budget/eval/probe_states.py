@@ -4,9 +4,10 @@ A *reference trajectory* (:class:`Trajectory`) is either the family's expert pla
 seeded reset (its ``expert_action`` every turn), or an episode an agent played, read from an
 ``episodes.jsonl`` log (its ``task_id``, ``seed`` and ``actions``; the logs of ``passkt`` and of
 the ``recovery`` command's natural episodes qualify). :func:`walk` plays the trajectory once on an
-env stack wrapped in :class:`~agentgym_budget.wrappers.StateSnapshot` and snapshots each chosen
-decision state once (depth ``d``: after ``d`` reference actions, the episode still running); every
-later use of a state restores that snapshot into a pooled stack (a fork: nothing is replayed).
+env stack wrapped in :class:`~agentgym_budget.wrappers.StateSnapshot`, snapshotting each decision
+state once as it passes (depth ``d``: after ``d`` reference actions, the episode still running; a
+native snapshot costs about a millisecond) and keeping the chosen ones; every later use of a state
+restores its snapshot into a pooled stack (a fork: nothing is replayed).
 
 A :class:`ProbePoint` keeps, besides the snapshot, the episode's first observation and every
 earlier turn, so an agent asked to act there is *primed* (:func:`prime_agent`): it is reset at the
