@@ -321,6 +321,12 @@ def format_recovery_summary(summary: RecoverySummary) -> str:
             if any(cells):
                 shown = "  ".join(f"{c.mean:>6.2f}" if c is not None else f"{'-':>6}" for c in cells)
                 lines.append(f"{name.ljust(width)}  {k:>2}  {shown}")
+    families = sorted({f for agent in summary.agents.values() for f in agent.by_family})
+    if len(families) > 1:
+        lines += ["", f"Recovery rate (R={top}) by family:"]
+        for name, agent in summary.agents.items():
+            cells = [f"{family}: {_cell(agent.by_family.get(family))}" for family in families]
+            lines.append(f"{name.ljust(width)}  " + "  ".join(cells))
     for comparison in summary.comparisons:
         mark = "*" if comparison.rate.significant else ""
         lines += [
