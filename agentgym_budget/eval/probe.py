@@ -50,6 +50,7 @@ from agentgym_budget.eval.probe_summary import ProbeSummary, summarize_probes
 from agentgym_budget.eval.process_signal import SignalPoint, analyze_signal
 from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text, pin_settings
+from agentgym_budget.eval.validation import count, run_agents, run_envs
 
 __all__ = [
     "PROBES_FILE",
@@ -70,12 +71,6 @@ SELF = "self"
 """Continuation name meaning "the probed agent plays on"."""
 
 _PINNED = ("envs", "seed", "reference", "reference_agent", "budget", "slack", "continuation", "rollouts", "show_budget")
-
-
-def _positive(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidOptionError(f"{what} must be a positive integer, got {value!r}.")
-    return value
 
 
 def probe_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -137,25 +132,17 @@ class ProbeConfig:
     resamples: int = estimator.DEFAULT_BOOTSTRAP
 
     def __post_init__(self) -> None:
-        envs = (self.envs,) if isinstance(self.envs, EnvRef) else tuple(self.envs)
-        if not envs:
-            raise InvalidOptionError("A probe run needs at least one environment.")
-        object.__setattr__(self, "envs", envs)
-        specs = tuple(parse_agent(agent) for agent in self.agents)
-        names = [spec.name for spec in specs]
-        if not specs or len(set(names)) != len(names):
-            raise InvalidOptionError(f"A probe run needs one or more distinct agents, got {names}.")
-        object.__setattr__(self, "agents", specs)
+        object.__setattr__(self, "envs", run_envs(self.envs, "probe"))
+        object.__setattr__(self, "agents", run_agents(self.agents, "probe"))
         for what in ("states", "samples", "per_trajectory", "rollouts", "workers"):
-            _positive(getattr(self, what), what)
+            count(getattr(self, what), what)
         if self.budget is not None:
-            _positive(self.budget, "budget")
-        if isinstance(self.slack, bool) or not isinstance(self.slack, int) or self.slack < 0:
-            raise InvalidOptionError(f"slack must be a non-negative integer, got {self.slack!r}.")
+            count(self.budget, "budget")
+        count(self.slack, "slack", zero=True)
         if self.depths is not None:
-            depths = tuple(sorted(set(self.depths)))
-            if not depths or any(not isinstance(d, int) or d < 0 for d in depths):
-                raise InvalidOptionError(f"depths must be non-negative integers, got {self.depths!r}.")
+            depths = tuple(sorted({count(depth, "a depth", zero=True) for depth in self.depths}))
+            if not depths:
+                raise InvalidOptionError("depths is empty; give the turns to probe at, e.g. 0,2,4.")
             object.__setattr__(self, "depths", depths)
         if self.continuation != SELF:
             object.__setattr__(self, "continuation", parse_agent(self.continuation).name)

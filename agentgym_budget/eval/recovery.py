@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
@@ -53,6 +52,7 @@ from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.eval.recovery_summary import RecoverySummary, summarize_recovery
 from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.eval.store import JsonlStore, atomic_write_json, pin_settings
+from agentgym_budget.eval.validation import count, run_agents, run_envs
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
 __all__ = [
@@ -94,12 +94,6 @@ def recovery_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
         int(record["budget"]),
         record.get("mode", ""),
     )
-
-
-def _count(value: object, what: str, *, zero: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if zero else 1):
-        raise InvalidOptionError(f"{what} must be a {'non-negative' if zero else 'positive'} integer, got {value!r}.")
-    return value
 
 
 @dataclass(frozen=True)
@@ -149,19 +143,12 @@ class RecoveryConfig:
     resamples: int = estimator.DEFAULT_BOOTSTRAP
 
     def __post_init__(self) -> None:
-        envs = (self.envs,) if isinstance(self.envs, EnvRef) else tuple(self.envs)
-        if not envs:
-            raise InvalidOptionError("A recovery run needs at least one environment.")
-        object.__setattr__(self, "envs", envs)
-        specs = tuple(parse_agent(agent) for agent in self.agents)
-        names = [spec.name for spec in specs]
-        if not specs or len(set(names)) != len(names):
-            raise InvalidOptionError(f"A recovery run needs one or more distinct agents, got {names}.")
-        object.__setattr__(self, "agents", specs)
+        object.__setattr__(self, "envs", run_envs(self.envs, "recovery"))
+        object.__setattr__(self, "agents", run_agents(self.agents, "recovery"))
         for what in ("states", "per_trajectory", "samples", "workers", "natural_budget"):
-            _count(getattr(self, what), what)
-        _count(self.natural, "natural", zero=True)
-        ks = tuple(sorted({_count(k, "k", zero=True) for k in self.ks}))
+            count(getattr(self, what), what)
+        count(self.natural, "natural", zero=True)
+        ks = tuple(sorted({count(k, "k", zero=True) for k in self.ks}))
         if not ks:
             raise InvalidOptionError("ks is empty; give numbers of forced wrong actions such as 0,1,2.")
         object.__setattr__(self, "ks", ks)
@@ -170,7 +157,7 @@ class RecoveryConfig:
             raise InvalidOptionError("budgets is empty; give the turns left after the perturbation, e.g. 5,10,20.")
         object.__setattr__(self, "budgets", budgets)
         if self.depths is not None:
-            depths = tuple(sorted({_count(d, "a depth", zero=True) for d in self.depths}))
+            depths = tuple(sorted({count(d, "a depth", zero=True) for d in self.depths}))
             object.__setattr__(self, "depths", depths or None)
         object.__setattr__(self, "episodes", tuple(str(path) for path in self.episodes))
 
