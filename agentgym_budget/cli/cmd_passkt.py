@@ -17,8 +17,7 @@ import argparse
 import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
-from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
+from agentgym_budget.cli.common import add_env_arguments, add_run_arguments, int_list, positive_int
 from agentgym_budget.eval.passkt import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig, run_passkt
 from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.eval.tables import format_summary
@@ -75,16 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-ids", default=None, metavar="ID,...", help="explicit task ids instead of --tasks")
     parser.add_argument("--mode", choices=MODES, default="independent", help="run mode (default independent)")
     parser.add_argument("--show-budget", action="store_true", help="show the agent its remaining budget")
-    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default runs/passkt-<time>)")
+    add_run_arguments(parser, "passkt")
     parser.add_argument(
         "--concurrency", type=positive_int, default=None, help="episodes at once per worker for async (LLM) agents"
     )
-    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
-    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
-    parser.add_argument("--no-plots", action="store_true", help="do not write plots")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:

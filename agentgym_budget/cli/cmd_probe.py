@@ -20,8 +20,14 @@ import time
 from pathlib import Path
 
 from agentgym_budget.cli.cmd_passkt import DEFAULT_AGENTS, DEFAULT_ENV, DEFAULT_ENV_ARGS
-from agentgym_budget.cli.common import add_envs_arguments, count_list, env_refs, positive_int
-from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
+from agentgym_budget.cli.common import (
+    add_envs_arguments,
+    add_reference_arguments,
+    add_run_arguments,
+    count_list,
+    env_refs,
+    positive_int,
+)
 from agentgym_budget.eval.probe import ProbeConfig, run_probe
 from agentgym_budget.eval.probe_summary import format_probe_summary
 from agentgym_budget.eval.process_signal import format_signal
@@ -54,13 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--depths", type=count_list, default=None, metavar="D,...", help="depths to probe (default random)"
     )
-    parser.add_argument(
-        "--per-trajectory", type=positive_int, default=1, help="random depths per trajectory (default 1)"
-    )
-    parser.add_argument(
-        "--reference", default="expert", metavar="expert|PATH", help="expert trajectories, or an episodes.jsonl log"
-    )
-    parser.add_argument("--reference-agent", default=None, metavar="NAME", help="only this agent's logged episodes")
+    add_reference_arguments(parser)
     parser.add_argument("--budget", type=positive_int, default=None, help="episode budget of every state")
     parser.add_argument(
         "--slack", type=int, default=1, help="without --budget: turns beyond the expert's solution length (default 1)"
@@ -73,13 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--rollouts", type=positive_int, default=1, help="continuations per action (default 1)")
     parser.add_argument("--show-budget", action="store_true", help="agents see their remaining budget")
-    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default runs/probe-<time>)")
-    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
-    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
-    parser.add_argument("--no-plots", action="store_true", help="do not write plots")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_run_arguments(parser, "probe")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,8 +24,15 @@ import time
 from pathlib import Path
 
 from agentgym_budget.cli.cmd_passkt import DEFAULT_AGENTS, DEFAULT_ENV, DEFAULT_ENV_ARGS
-from agentgym_budget.cli.common import add_envs_arguments, count_list, env_refs, int_list, positive_int
-from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
+from agentgym_budget.cli.common import (
+    add_envs_arguments,
+    add_reference_arguments,
+    add_run_arguments,
+    count_list,
+    env_refs,
+    int_list,
+    positive_int,
+)
 from agentgym_budget.eval.recovery import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig, run_recovery
 from agentgym_budget.eval.recovery_summary import format_recovery_summary
 
@@ -54,13 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--states", type=positive_int, default=20, help="perturbation states per env (default 20)")
     parser.add_argument("--depths", type=count_list, default=None, metavar="T,...", help="depths t (default random)")
-    parser.add_argument(
-        "--per-trajectory", type=positive_int, default=1, help="random depths per trajectory (default 1)"
-    )
-    parser.add_argument(
-        "--reference", default="expert", metavar="expert|PATH", help="expert trajectories, or an episodes.jsonl log"
-    )
-    parser.add_argument("--reference-agent", default=None, metavar="NAME", help="only this agent's logged episodes")
+    add_reference_arguments(parser)
     parser.add_argument(
         "--k",
         type=count_list,
@@ -85,13 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--episodes", action="append", default=None, metavar="PATH", help="a logged episodes.jsonl to trace, repeatable"
     )
-    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default runs/recovery-<time>)")
-    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
-    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
-    parser.add_argument("--no-plots", action="store_true", help="do not write plots")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_run_arguments(parser, "recovery")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,9 +14,19 @@ Example:
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-__all__ = ["add_env_arguments", "add_envs_arguments", "count_list", "env_refs", "int_list", "positive_int"]
+__all__ = [
+    "add_env_arguments",
+    "add_envs_arguments",
+    "add_reference_arguments",
+    "add_run_arguments",
+    "count_list",
+    "env_refs",
+    "int_list",
+    "positive_int",
+]
 
 
 def int_list(text: str) -> tuple[int, ...]:
@@ -39,6 +49,38 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The flags every run command shares: workers, seed, output directory, intervals, plots, progress.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_run_arguments(parser, "probe")
+        >>> args = parser.parse_args(["--workers", "4"])
+        >>> args.workers, args.seed, args.out, args.no_plots
+        (4, 0, None, False)
+    """
+    from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
+
+    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
+    parser.add_argument("--out", type=Path, default=None, help=f"output directory (default runs/{command}-<time>)")
+    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
+    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
+    parser.add_argument("--no-plots", action="store_true", help="do not write plots")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_reference_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where probe states come from: ``--per-trajectory``, ``--reference``, ``--reference-agent``."""
+    parser.add_argument(
+        "--per-trajectory", type=positive_int, default=1, help="random depths per trajectory (default 1)"
+    )
+    parser.add_argument(
+        "--reference", default="expert", metavar="expert|PATH", help="expert trajectories, or an episodes.jsonl log"
+    )
+    parser.add_argument("--reference-agent", default=None, metavar="NAME", help="only this agent's logged episodes")
 
 
 def add_env_arguments(parser: argparse.ArgumentParser, *, env_required: bool) -> None:
