@@ -20,10 +20,7 @@ def _public_modules() -> list[str]:
 
 @pytest.mark.parametrize("module_name", _public_modules())
 def test_all_names_import(module_name):
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        pytest.skip(f"optional dependency missing: {err}")
+    module = importlib.import_module(module_name)
     assert hasattr(module, "__all__"), f"{module_name} has no __all__"
     for name in module.__all__:
         assert hasattr(module, name), f"{module_name}.__all__ names {name!r}, which does not exist"
