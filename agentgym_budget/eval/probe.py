@@ -40,11 +40,8 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
 from agentgym_budget.eval.pool import run_logged_jobs
 from agentgym_budget.eval.probe_states import (
+    ReferenceStates,
     Trajectory,
-    choose_depths,
-    expert_trajectories,
-    logged_trajectories,
-    trajectories_needed,
 )
 from agentgym_budget.eval.probe_summary import ProbeSummary, summarize_probes
 from agentgym_budget.eval.process_signal import SignalPoint, analyze_signal
@@ -87,7 +84,7 @@ def probe_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True)
-class ProbeConfig:
+class ProbeConfig(ReferenceStates):
     """Settings of a probe run (see the module docstring).
 
     Attributes:
@@ -156,23 +153,6 @@ class ProbeConfig:
     def continuation_spec(self) -> AgentSpec | None:
         """The continuation agent (``None`` for ``self``)."""
         return None if self.continuation == SELF else parse_agent(self.continuation)
-
-    @property
-    def states_per_trajectory(self) -> int:
-        """States taken from each trajectory (at most)."""
-        return len(self.depths) if self.depths else self.per_trajectory
-
-    def trajectories(self, env: EnvRef) -> list[Trajectory]:
-        """The reference trajectories of ``env`` used by the run."""
-        count = trajectories_needed(self.states, self.states_per_trajectory)
-        if self.reference == "expert":
-            return expert_trajectories(env.task_ids()[:count], self.seed)
-        return logged_trajectories(self.reference, env, self.reference_agent)[:count]
-
-    def chosen_depths(self, trajectory: Trajectory, length: int) -> list[int]:
-        """The depths probed on ``trajectory`` when it has ``length`` decision states."""
-        key = f"{trajectory.task_id}|{trajectory.source}"
-        return choose_depths(length, self.per_trajectory, self.depths, seed=self.seed, key=key)
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (``run.json`` and the ``config`` of ``summary.json``)."""

@@ -55,6 +55,7 @@ from agentgym_budget.state import EnvState
 __all__ = [
     "HistoryTurn",
     "ProbePoint",
+    "ReferenceStates",
     "Trajectory",
     "choose_depths",
     "expert_trajectories",
@@ -229,6 +230,38 @@ def choose_depths(length: int, count: int, depths: Sequence[int] | None, *, seed
         return sorted({d for d in depths if 0 <= d < length})
     order = np.random.default_rng(episode_seed(seed, key, 0)).permutation(length)
     return sorted(int(d) for d in order[: max(0, count)])
+
+
+class ReferenceStates:
+    """Mixin of run configurations that take their states from reference trajectories.
+
+    The configuration provides ``states``, ``depths``, ``per_trajectory``, ``reference``,
+    ``reference_agent`` and ``seed`` (see :class:`~agentgym_budget.eval.probe.ProbeConfig`).
+    """
+
+    states: int
+    depths: tuple[int, ...] | None
+    per_trajectory: int
+    reference: str
+    reference_agent: str | None
+    seed: int
+
+    @property
+    def states_per_trajectory(self) -> int:
+        """States taken from each trajectory (at most)."""
+        return len(self.depths) if self.depths else self.per_trajectory
+
+    def trajectories(self, env: EnvRef) -> list[Trajectory]:
+        """The reference trajectories of ``env`` used by the run."""
+        count = trajectories_needed(self.states, self.states_per_trajectory)
+        if self.reference == EXPERT_SOURCE:
+            return expert_trajectories(env.task_ids()[:count], self.seed)
+        return logged_trajectories(self.reference, env, self.reference_agent)[:count]
+
+    def chosen_depths(self, trajectory: Trajectory, length: int) -> list[int]:
+        """The depths used on ``trajectory`` when it has ``length`` decision states."""
+        key = f"{trajectory.task_id}|{trajectory.source}"
+        return choose_depths(length, self.per_trajectory, self.depths, seed=self.seed, key=key)
 
 
 def walk(

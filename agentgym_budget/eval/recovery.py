@@ -41,12 +41,9 @@ from agentgym_budget.eval.natural_recovery import natural_recovery, trace_signal
 from agentgym_budget.eval.pool import run_logged_jobs
 from agentgym_budget.eval.probe import write_csv
 from agentgym_budget.eval.probe_states import (
+    ReferenceStates,
     Trajectory,
-    choose_depths,
-    expert_trajectories,
     logged_episodes,
-    logged_trajectories,
-    trajectories_needed,
 )
 from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.eval.recovery_summary import RecoverySummary, summarize_recovery
@@ -97,7 +94,7 @@ def recovery_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True)
-class RecoveryConfig:
+class RecoveryConfig(ReferenceStates):
     """Settings of a recovery run (see the module docstring).
 
     Attributes:
@@ -170,18 +167,6 @@ class RecoveryConfig:
     def mode(self) -> str:
         """``"prefix"`` (hidden budget: one episode at the largest ``R``) or ``"independent"``."""
         return "independent" if self.show_budget else "prefix"
-
-    def trajectories(self, env: EnvRef) -> list[Trajectory]:
-        """The reference trajectories of ``env``."""
-        count = trajectories_needed(self.states, len(self.depths) if self.depths else self.per_trajectory)
-        if self.reference == "expert":
-            return expert_trajectories(env.task_ids()[:count], self.seed)
-        return logged_trajectories(self.reference, env, self.reference_agent)[:count]
-
-    def chosen_depths(self, trajectory: Trajectory, length: int) -> list[int]:
-        """The depths perturbed on ``trajectory`` when it has ``length`` decision states."""
-        key = f"{trajectory.task_id}|{trajectory.source}"
-        return choose_depths(length, self.per_trajectory, self.depths, seed=self.seed, key=key)
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (``run.json`` and the ``config`` of ``summary.json``)."""
