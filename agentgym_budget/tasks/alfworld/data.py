@@ -17,6 +17,13 @@ else ``traj_data.json``'s ``task_type``) and whose game is marked ``"solvable": 
 directory or a selection without games raises :class:`~agentgym_budget.errors.DataError`
 naming the path and what was expected.
 
+Game files (official or generated) are read by :func:`read_game` and :func:`translate_game`,
+which parse them and never run them: JSON, TextWorld's grammar with every ``{expression}``
+checked against the grammar's small language (:func:`~.grammar.check_grammar`; TextWorld
+itself would ``eval`` it), and the PDDL by the planner's translator. A file that is truncated,
+not JSON, lacks a field or holds anything else raises :class:`~agentgym_budget.errors.DataError`
+naming it.
+
 Example:
     >>> import tempfile
     >>> find_games(tempfile.mkdtemp(), "train", None)
@@ -33,16 +40,27 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentgym_budget.errors import DataError
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
-__all__ = ["DATA_ENV_VAR", "OfficialGame", "data_root", "find_games", "resolve_data_dir"]
+__all__ = [
+    "DATA_ENV_VAR",
+    "OfficialGame",
+    "data_root",
+    "find_games",
+    "read_game",
+    "read_trajectory",
+    "resolve_data_dir",
+    "translate_game",
+]
 
 DATA_ENV_VAR = "AGENTGYM_BUDGET_ALFWORLD_DATA"
 """Environment variable naming the official ALFWorld data directory (used when ``data_dir`` is not given)."""
 
 _SOLVABLE = re.compile(r'"solvable"\s*:\s*(true|false)')
+_GAME_FIELDS = ("pddl_domain", "grammar", "pddl_problem")
 _LAYOUT = "<data_dir>/json_2.1.1/<split>/<task>/<trial>/{game.tw-pddl, traj_data.json}"
 
 
@@ -88,6 +106,80 @@ def data_root(data_dir: Path, split: str) -> Path:
     )
 
 
+def _read_json(path: str | os.PathLike[str], expected: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as file:
+            return json.load(file)
+    except json.JSONDecodeError as err:
+        raise DataError(f"ALFWorld data: {path} is not valid JSON ({err}); expected {expected}.") from err
+    except (OSError, UnicodeDecodeError) as err:
+        raise DataError(f"ALFWorld data: cannot read {path} ({type(err).__name__}: {err}).") from err
+
+
+def read_game(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
+    """The JSON content of a ``game.tw-pddl`` and its ``GameLogic`` (grammar parsed and checked).
+
+    Raises:
+        DataError: The file is unreadable, not a JSON object with the text fields ``pddl_domain``,
+            ``grammar`` and ``pddl_problem``, or its grammar does not parse or holds expressions
+            outside the grammar's language.
+    """
+    from textworld.envs.pddl import logic as pddl_logic
+
+    from agentgym_budget.tasks.alfworld.grammar import check_grammar
+
+    expected = "a JSON object with " + ", ".join(_GAME_FIELDS)
+    data = _read_json(path, expected)
+    if not isinstance(data, dict):
+        raise DataError(f"ALFWorld data: {path} holds a JSON {type(data).__name__}; expected {expected}.")
+    for key in _GAME_FIELDS:
+        if not isinstance(data.get(key), str):
+            raise DataError(f"ALFWorld data: {path} has no text field {key!r}; expected {expected}.")
+    walkthrough = data.get("walkthrough")
+    if walkthrough is not None and not (isinstance(walkthrough, list) and all(isinstance(c, str) for c in walkthrough)):
+        raise DataError(f"ALFWorld data: {path}: 'walkthrough' must be a list of commands, got {walkthrough!r:.80}.")
+    try:
+        logic = pddl_logic.GameLogic(domain=data["pddl_domain"], grammar=data["grammar"])
+    except Exception as err:  # TatSu's FailedParse, JSONDecodeError of the grammar's blocks, ...
+        message = " ".join(str(err).split())[:300]
+        raise DataError(
+            f"ALFWorld data: the grammar of {path} does not parse ({type(err).__name__}: {message})."
+        ) from err
+    check_grammar(logic, str(path))
+    return data, logic
+
+
+def translate_game(path: str | os.PathLike[str], data: dict[str, Any]) -> Any:
+    """The planner's translation (:func:`~.planner.translate`) of a game read by :func:`read_game`.
+
+    Raises:
+        DataError: The planner's translator refuses the PDDL (it raises, or calls ``sys.exit``).
+    """
+    from agentgym_budget.tasks.alfworld.planner import translate
+
+    try:
+        return translate(data["pddl_domain"], data["pddl_problem"])
+    except (Exception, SystemExit) as err:
+        message = " ".join(str(err).split())[:300]
+        raise DataError(
+            f"ALFWorld data: the PDDL of {path} cannot be read by the planner ({type(err).__name__}: {message})."
+        ) from err
+
+
+def read_trajectory(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A trial's ``traj_data.json`` (``{}`` if there is none).
+
+    Raises:
+        DataError: The file exists but is unreadable or not a JSON object.
+    """
+    if not os.path.isfile(path):
+        return {}
+    data = _read_json(path, "a JSON object (ALFRED's traj_data.json)")
+    if not isinstance(data, dict):
+        raise DataError(f"ALFWorld data: {path} holds a JSON {type(data).__name__}; expected a JSON object.")
+    return data
+
+
 def _solvable(game_path: Path) -> bool:
     """The game's ``"solvable"`` flag (ALFWorld writes it last, so the file's tail usually suffices)."""
     with open(game_path, "rb") as file:
@@ -97,8 +189,10 @@ def _solvable(game_path: Path) -> bool:
     match = _SOLVABLE.search(tail)
     if match and tail.rstrip().endswith("}"):
         return match.group(1) == "true"
-    with open(game_path) as file:
-        return bool(json.load(file).get("solvable", False))
+    data = _read_json(game_path, "a JSON object (ALFWorld's game.tw-pddl)")
+    if not isinstance(data, dict):
+        raise DataError(f"ALFWorld data: {game_path} holds a JSON {type(data).__name__}; expected a JSON object.")
+    return bool(data.get("solvable", False))
 
 
 def _task_type(trial: Path, traj_path: Path) -> str | None:
@@ -106,7 +200,7 @@ def _task_type(trial: Path, traj_path: Path) -> str | None:
     prefix = trial.parent.name.split("-", 1)[0]
     if prefix in TASK_TYPES:
         return prefix
-    return json.loads(traj_path.read_text()).get("task_type")
+    return read_trajectory(traj_path).get("task_type")
 
 
 def find_games(data_dir: str | os.PathLike[str], split: str, task_types: Collection[str] | None) -> list[OfficialGame]:
@@ -131,6 +225,8 @@ def find_games(data_dir: str | os.PathLike[str], split: str, task_types: Collect
                 continue
             if not _solvable(game_path):
                 continue
+        except DataError:
+            raise
         except (OSError, ValueError) as err:
             raise DataError(f"ALFWorld data: cannot read {trial}: {type(err).__name__}: {err}") from err
         games.append(OfficialGame(f"{trial.parent.name}/{trial.name}", str(game_path), task_type))

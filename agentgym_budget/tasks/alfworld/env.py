@@ -33,7 +33,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -138,8 +137,7 @@ def _check_solvable(path: Path) -> list[str]:
 
 @functools.lru_cache(maxsize=256)
 def _trajectory(game_path: str) -> Mapping[str, Any]:
-    traj = Path(game_path).with_name("traj_data.json")
-    return json.loads(traj.read_text()) if traj.is_file() else {}
+    return official.read_trajectory(Path(game_path).with_name("traj_data.json"))
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,18 @@ derivation context (entity infos included) for every symbol: about 99% of a step
   so no copy is needed;
 * contexts are shared instead of deep-copied (derivations only read them);
 * a derivation whose queries and conditions only read *static* predicates (those no PDDL
-  action changes, e.g. ``receptacleatlocation``), and whose Python expressions do not touch
-  the state, depends only on its template and variable binding, so its result is cached:
-  after the first visit, most admissible commands of a state cost a dictionary lookup.
+  action changes, e.g. ``receptacleatlocation``) depends only on its template and variable
+  binding (expressions only read entity fields), so its result is cached: after the first
+  visit, most admissible commands of a state cost a dictionary lookup;
+* ``{expr}`` is never given to Python's ``eval`` (TextWorld's way, which lets a game file run
+  code): it is compiled by :func:`~.expressions.compile_expression`, which accepts only the
+  small language ALFWorld's grammar uses (entity fields, string literals, ``+``, ``or``), and
+  :func:`check_grammar` refuses a game whose grammar holds anything else when it is loaded.
 
 The derivation rules are TextWorld's: a non-terminal is replaced by the first of its
 productions whose condition holds; ``{expr | query}`` expands ``expr`` once per answer to the
 query; ``[...]`` joins the expansions as a list (``list_separator``, ``list_last_separator``,
-``list_empty``); ``{expr}`` evaluates a Python expression over the bound entities.
+``list_empty``); ``{expr}`` evaluates an expression over the bound entities.
 The equivalence with the stock grammar is tested on many random trajectories.
 
 Example:
@@ -33,8 +37,7 @@ Example:
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from textworld.envs.pddl import textgen
@@ -48,10 +51,10 @@ from textworld.envs.pddl.textgen import (
 )
 from textworld.logic import Rule
 
-__all__ = ["CompiledGrammar"]
+from agentgym_budget.errors import DataError
+from agentgym_budget.tasks.alfworld.expressions import compile_expression
 
-_EVAL_GLOBALS = vars(textgen)
-_READS_STATE = re.compile(r"\b(context|state|facts)\b")  # an expression that may read the game state
+__all__ = ["CompiledGrammar", "check_grammar"]
 
 
 class _Dependency:
@@ -145,7 +148,6 @@ class CompiledGrammar:
             elif isinstance(symbol, ConditionalSymbol):
                 stack.extend(reversed(self._conditional(symbol, ctx, dependency)))
             elif isinstance(symbol, EvalSymbol):
-                dependency.fluent |= _READS_STATE.search(symbol.expression) is not None
                 derived.append(str(self._evaluate(symbol, ctx)))
             elif isinstance(symbol, ListSymbol):
                 stack.extend(reversed(self._list(symbol, ctx, dependency)))
@@ -186,7 +188,6 @@ class CompiledGrammar:
         if isinstance(inner, ConditionalSymbol):
             items = self._conditional(inner, ctx, dependency)
         else:
-            dependency.fluent |= _READS_STATE.search(inner.expression) is not None
             items = [(TerminalSymbol(self._evaluate(inner, ctx)), ctx)]
         if not items:
             return [(NonterminalSymbol("list_empty"), ctx)]
@@ -200,6 +201,62 @@ class CompiledGrammar:
 
     @staticmethod
     def _evaluate(symbol: Any, ctx: Mapping[str, Any]) -> Any:
-        scope = dict(ctx["variables"])
-        scope.update(self=symbol, context=ctx)
-        return eval(symbol.expression, _EVAL_GLOBALS, scope)
+        return compile_expression(symbol.expression)(ctx["variables"])
+
+
+def _expressions(symbols: Iterable[Any]) -> Iterator[str]:
+    for symbol in symbols:
+        if isinstance(symbol, EvalSymbol):
+            yield symbol.expression
+        elif isinstance(symbol, ConditionalSymbol):
+            yield from _expressions([symbol.expression])
+        elif isinstance(symbol, ListSymbol):
+            yield from _expressions([symbol.symbol])
+
+
+def _queries(symbols: Iterable[Any]) -> Iterator[str]:
+    for symbol in symbols:
+        if isinstance(symbol, ConditionalSymbol):
+            if symbol.given:
+                yield symbol.given
+            yield from _queries([symbol.expression])
+        elif isinstance(symbol, ListSymbol):
+            yield from _queries([symbol.symbol])
+
+
+def _places(logic: Any) -> Iterator[tuple[str, Any, str]]:
+    """Every piece of grammar text of a game: ``(where, parsed symbols or template text, condition)``."""
+    for name, rules in logic.grammar._rules.items():
+        for rule in rules:
+            yield f"grammar rule #{name}#", rule.rhs, rule.condition or ""
+    for name, action in logic.actions.items():
+        yield f"the template of action {name!r}", action.template, ""
+        yield f"the feedback of action {name!r}", action.feedback_rule, ""
+
+
+def check_grammar(logic: Any, source: str) -> None:
+    """Check a game's grammar before it is used: every ``{expression}`` is in the grammar's
+    language (:mod:`.expressions`) and every template, condition and query parses.
+
+    Args:
+        logic: The game's ``GameLogic`` (its grammar rules and actions).
+        source: The game file, for the error message.
+
+    Raises:
+        DataError: Something is outside the language or does not parse (the message names the file and the rule).
+    """
+    for where, symbols, condition in _places(logic):
+        try:
+            if isinstance(symbols, str):
+                symbols = _parse_symbols(symbols)
+            for query in filter(None, [condition, *_queries(symbols)]):
+                _parse_query(query)
+            for expression in _expressions(symbols):
+                compile_expression(expression)
+        except DataError as err:
+            raise DataError(f"ALFWorld game {source}, {where}: {err}") from None
+        except Exception as err:  # TatSu's FailedParse and friends
+            message = " ".join(str(err).split())[:300]
+            raise DataError(
+                f"ALFWorld game {source}, {where}: does not parse ({type(err).__name__}: {message})."
+            ) from err

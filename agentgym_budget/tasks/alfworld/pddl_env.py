@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import json
 import os
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
@@ -51,8 +50,9 @@ from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.pddl.pddl import PddlEnv
 from textworld.logic import Proposition, Variable
 
+from agentgym_budget.tasks.alfworld.data import read_game, translate_game
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar
-from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, Translation, translate
+from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, Translation
 
 __all__ = ["FastPddlEnv", "GameData", "PddlSnapshot", "load_game"]
 
@@ -121,10 +121,8 @@ def _init_proposition(atom: Any, name2type: dict[str, str]) -> Proposition | Non
 
 @functools.lru_cache(maxsize=32)
 def _load_game(path: str, modified: float) -> GameData:
-    with open(path) as file:
-        data = json.load(file)
-    logic = pddl_logic.GameLogic(domain=data["pddl_domain"], grammar=data["grammar"])
-    translation = translate(data["pddl_domain"], data["pddl_problem"])
+    data, logic = read_game(path)  # parsed and checked, never evaluated; DataError naming the file
+    translation = translate_game(path, data)
     task = translation.task
     for kind in task.types:
         with contextlib.suppress(ValueError):  # already known
