@@ -107,7 +107,7 @@ def test_generation_is_cached_and_never_redone(monkeypatch, tmp_path):
     assert games.generate_game(recipe, seed=5, split="train") == first
     key = json.loads((first.parent / "key.json").read_text())
     assert key["seed"] == 5 and key["settings"] == {"level": 2} and "textworld" in key
-    assert sorted(p.suffix for p in first.parent.iterdir()) == [".json", ".json", ".z8"]
+    assert sorted(p.name for p in first.parent.iterdir()) == ["game.json", "game.z8", "key.json", "manifest.sha256"]
 
 
 def test_generation_is_deterministic_across_cache_dirs(monkeypatch, tmp_path):
