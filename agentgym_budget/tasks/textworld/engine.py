@@ -29,6 +29,9 @@ from textworld.envs import JerichoEnv, TWInform7
 from textworld.envs.wrappers.tw_inform7 import Inform7Data, StateTracking
 from textworld.generator.game import Game, GameProgression
 
+from agentgym_budget.errors import DataError
+from agentgym_budget.tasks.textworld.story_file import check_story_file
+
 __all__ = ["TextWorldEngine", "TextWorldEngineState", "load_game"]
 
 
@@ -38,9 +41,20 @@ def _cached_game(json_path: str, modified: float) -> Game:
 
 
 def load_game(z8_path: str) -> Game:
-    """The parsed ``Game`` of a ``.z8`` file (from the ``.json`` beside it), cached per process."""
+    """The parsed ``Game`` of a ``.z8`` file (from the ``.json`` beside it), cached per process.
+
+    Raises:
+        DataError: The ``.json`` is missing, unreadable or not a TextWorld game.
+    """
     json_path = os.path.splitext(z8_path)[0] + ".json"
-    return _cached_game(json_path, os.path.getmtime(json_path))
+    try:
+        return _cached_game(json_path, os.path.getmtime(json_path))
+    except Exception as err:  # json, KeyError, TypeError, TatSu's FailedParse, ... from TextWorld's loader
+        message = " ".join(str(err).split())[:300]
+        raise DataError(
+            f"Cannot read the TextWorld game data {json_path} ({type(err).__name__}: {message}); expected the "
+            ".json file TextWorld writes beside each .z8 game."
+        ) from err
 
 
 def _copy_progression(progression: GameProgression) -> GameProgression:
@@ -99,6 +113,7 @@ class TextWorldEngine:
         if self._env is not None and self.game_path == z8_path:
             return
         self.close()
+        check_story_file(z8_path)  # the interpreter would end the process on a damaged story file
         interpreter = JerichoEnv(self.request_infos)
         interpreter._game = load_game(z8_path)
         env = TWInform7(interpreter)
