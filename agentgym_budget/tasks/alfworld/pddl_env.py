@@ -50,6 +50,7 @@ from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.pddl.pddl import PddlEnv
 from textworld.logic import Proposition, Variable
 
+from agentgym_budget.errors import DataError
 from agentgym_budget.tasks.alfworld.data import read_game, translate_game
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar
 from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, Translation
@@ -136,9 +137,18 @@ def _load_game(path: str, modified: float) -> GameData:
 
 
 def load_game(path: str) -> GameData:
-    """The :class:`GameData` of a ``game.tw-pddl`` file (cached per process, reloaded if the file changes)."""
+    """The :class:`GameData` of a ``game.tw-pddl`` file (cached per process, reloaded if the file changes).
+
+    Raises:
+        DataError: The file cannot be read or is not a consistent game (the message names it).
+    """
     path = os.path.abspath(path)
-    return _load_game(path, os.path.getmtime(path))
+    try:
+        return _load_game(path, os.path.getmtime(path))
+    except DataError:
+        raise
+    except Exception as err:  # e.g. the problem uses an object it does not declare
+        raise DataError(f"ALFWorld data: cannot load the game {path} ({type(err).__name__}: {err}).") from err
 
 
 class _CachedPddlState(pddl_logic.PddlState):
