@@ -28,16 +28,25 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import pickle
+import functools
+import json
 import random
 import string
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentgym_budget.cache import cached_directory
-from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.errors import DataError, InvalidOptionError
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, ProductDetails, Review, format_price
 from agentgym_budget.tasks.webshop.instructions import make_goal
+from agentgym_budget.tasks.webshop.reward import normalize_color
+from agentgym_budget.tasks.webshop.storage import (
+    check_float,
+    check_int,
+    check_str,
+    check_strs,
+    load_or_rebuild,
+    read_json,
+)
 from agentgym_budget.tasks.webshop.taxonomy import PRODUCT_TYPES, ProductType
 from agentgym_budget.tasks.webshop.vocabulary import (
     ADJECTIVES,
@@ -59,7 +68,7 @@ __all__ = [
     "title_case",
 ]
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """Bumped whenever the generator's output or the record classes change (part of every cache key)."""
 
 MIN_PRODUCTS = 50
@@ -71,7 +80,22 @@ MAX_PRODUCTS = 2_000_000
 MAX_GOALS = 12_000
 """Default number of instructions of large catalogs."""
 
-_CATALOG_FILE = "catalog.pickle"
+_CATALOG_FILE = "catalog.json"
+_OPENING = "The {brand} {noun} is {adj} {desc} {noun} made {usage}."
+_ATTRIBUTE_SENTENCES = (
+    "Designed with {attr} so you can count on it.",
+    "Customers choose it for its {attr}.",
+    "{Attr}: one more reason it stands out in its class.",
+    "Every {noun} is checked by hand; {attr} is part of our promise.",
+)
+_CLOSINGS = (
+    "Backed by {brand} customer service: contact us with any question about your {noun}.",
+    "Colours may vary a little from the pictures.",
+    "A great gift for friends and family who need a reliable {noun}.",
+)
+_ATTRIBUTE_BULLET = "{ATTR} - {adj} design that makes daily use easy."
+_FIRST_BULLET = "{Desc} {noun} {usage}."
+_OPTIONS_BULLET = "CHOOSE YOUR {GROUPS} on the product page."
 _ASIN_CHARS = string.digits + string.ascii_uppercase
 _GENDER = {"men's": "Men's", "women's": "Women's", "kids": "Kids", "toddler": "Toddler"}
 
@@ -98,12 +122,33 @@ def _price(ptype: ProductType, rng: random.Random) -> float:
     return max(0.99, round(raw) - rng.choice((0.01, 0.01, 0.01, 0.51, 0.05)))
 
 
+@functools.cache
+def _type_text(ptype: ProductType) -> str:
+    """Every fixed text a product of ``ptype`` can show in its title, bullets or description (lowercase)."""
+    templates = (_OPENING, *_ATTRIBUTE_SENTENCES, *_CLOSINGS, _ATTRIBUTE_BULLET, _FIRST_BULLET, _OPTIONS_BULLET)
+    parts = [*templates, *ADJECTIVES, *ptype.descriptors, *ptype.nouns, ptype.usage, *_GENDER.values()]
+    parts += [group for group, _ in ptype.options]
+    return " | ".join(parts).lower()
+
+
+def _absent_values(pool: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """Values of ``pool`` that neither appear in ``text`` nor colour-normalise to a word of it.
+
+    WebShop's reward credits a bought option value found in the product's text whatever the
+    instruction asked for, so generated text must not contain the values a product offers.
+    """
+    return tuple(v for v in pool if v not in text and normalize_color(v) not in text)
+
+
 def _make_product(index: int, ptype: ProductType, brand: str, asin: str, rng: random.Random) -> Product:
     attributes = tuple(sorted(rng.sample(ptype.attributes, min(len(ptype.attributes), rng.randint(3, 6)))))
+    text = " | ".join((_type_text(ptype), brand.lower(), *attributes))
     options = []
     for group, pool_name in ptype.options:
         if rng.random() < 0.85:
-            pool = OPTION_POOLS[pool_name]
+            pool = _absent_values(OPTION_POOLS[pool_name], text)
+            if len(pool) < 2:
+                continue
             count = rng.randint(2, min(len(pool), 8))
             chosen = sorted(rng.sample(range(len(pool)), count))
             options.append((group, tuple(pool[i] for i in chosen)))
@@ -124,9 +169,6 @@ def _make_product(index: int, ptype: ProductType, brand: str, asin: str, rng: ra
     roll = rng.random()
     if roll < 0.35:
         title += " - " + title_case(in_title[1])
-    elif roll < 0.55 and options:
-        group, values = options[-1]
-        title += ", " + title_case(values[0])
     price = _price(ptype, rng)
     if options and rng.random() < 0.15:
         high = round(price * rng.uniform(1.1, 1.6), 2)
@@ -152,33 +194,18 @@ def _details(product: Product, ptype: ProductType, brand: str, rng: random.Rando
     attrs = list(product.attributes)
     rng.shuffle(attrs)
     sentences = [
-        f"The {brand} {noun} is {rng.choice(ADJECTIVES)} {rng.choice(ptype.descriptors)} {noun} made {ptype.usage}.",
-    ]
+        _OPENING.format(brand=brand, noun=noun, adj=rng.choice(ADJECTIVES), desc=rng.choice(ptype.descriptors),
+                        usage=ptype.usage),
+    ]  # fmt: skip
     for attr in attrs[: rng.randint(1, len(attrs))]:
-        sentences.append(
-            rng.choice(
-                (
-                    f"Designed with {attr} so you can count on it.",
-                    f"Customers choose it for its {attr}.",
-                    f"{title_case(attr)}: one more reason it stands out in its class.",
-                    f"Every {noun} is checked by hand; {attr} is part of our promise.",
-                )
-            )
-        )
-    sentences.append(
-        rng.choice(
-            (
-                f"Backed by {brand} customer service: contact us with any question about your {noun}.",
-                "Please allow a small color difference due to lighting and monitor settings.",
-                f"A great gift for friends and family who need a reliable {noun}.",
-            )
-        )
-    )
-    bullets = [f"{attr.upper()} - {rng.choice(ADJECTIVES)} design that makes daily use easy." for attr in attrs]
-    bullets.insert(0, f"{title_case(rng.choice(ptype.descriptors))} {noun} {ptype.usage}.")
+        sentences.append(rng.choice(_ATTRIBUTE_SENTENCES).format(attr=attr, Attr=title_case(attr), noun=noun))
+    sentences.append(rng.choice(_CLOSINGS).format(brand=brand, noun=noun))
+    bullets = [_ATTRIBUTE_BULLET.format(ATTR=attr.upper(), adj=rng.choice(ADJECTIVES)) for attr in attrs]
+    bullets.insert(0, _FIRST_BULLET.format(Desc=title_case(rng.choice(ptype.descriptors)), noun=noun,
+                                           usage=ptype.usage))  # fmt: skip
     if product.options:
-        group, values = product.options[0]
-        bullets.append(f"AVAILABLE IN {len(values)} {group.upper()} CHOICES: {', '.join(values)}.")
+        groups = " and ".join(group for group, _ in product.options)
+        bullets.append(_OPTIONS_BULLET.format(GROUPS=groups.upper()))
     reviews = []
     for _ in range(rng.choice((0, 1, 2, 2, 3, 4))):
         score = rng.choice((5, 5, 5, 4, 4, 3, 2, 1))
@@ -221,7 +248,9 @@ def _assemble(
     return Catalog(f"generated-{size}-seed{seed}", fingerprint, products, goals, details_of)
 
 
-def _generate(num_products: int, seed: int, num_goals: int) -> tuple[list[Product], list[Goal], list[int], list[str]]:
+def _generate(
+    num_products: int, seed: int, num_goals: int, goals_per_product: int = 1
+) -> tuple[list[Product], list[Goal], list[int], list[str]]:
     rng = random.Random(f"webshop-catalog-{seed}")
     brands = {cat: _brands(cat, seed) for cat in sorted({t.category for t in PRODUCT_TYPES})}
     type_of: list[int] = []
@@ -235,7 +264,7 @@ def _generate(num_products: int, seed: int, num_goals: int) -> tuple[list[Produc
         products.append(_make_product(index, ptype, brand, _asin(rng, taken), rng))
         type_of.append(t)
         brand_of.append(brand)
-    targets: Sequence[int] = rng.sample(range(num_products), num_goals)
+    targets: Sequence[int] = rng.sample(range(num_products), num_goals) * goals_per_product
     goals = [
         make_goal(f"ins-{n:05d}", products[i], PRODUCT_TYPES[type_of[i]], random.Random(f"goal-{seed}-{n}"))
         for n, i in enumerate(targets)
@@ -243,27 +272,36 @@ def _generate(num_products: int, seed: int, num_goals: int) -> tuple[list[Produc
     return products, goals, type_of, brand_of
 
 
-def generate_catalog(num_products: int, seed: int = 0, num_goals: int | None = None) -> Catalog:
+def generate_catalog(
+    num_products: int, seed: int = 0, num_goals: int | None = None, *, goals_per_product: int = 1
+) -> Catalog:
     """Generate a catalog (see the module docstring).
 
     Args:
         num_products: Number of products, :data:`MIN_PRODUCTS` to :data:`MAX_PRODUCTS`.
         seed: Catalog seed; different seeds give different catalogs.
-        num_goals: Number of instructions (default ``min(num_products, MAX_GOALS)``).
+        num_goals: Number of target products (default ``min(num_products, MAX_GOALS)``).
+        goals_per_product: Instructions written for each target (more than 1 only for
+            WebShop-style data with several instructions per product; targets then recur
+            across splits).
 
     Raises:
         InvalidOptionError: A size is out of range or not an integer.
     """
     num_goals = _check(num_products, seed, num_goals)
-    return _assemble(*_generate(num_products, seed, num_goals), seed)
+    if isinstance(goals_per_product, bool) or not isinstance(goals_per_product, int) or goals_per_product < 1:
+        raise InvalidOptionError(
+            f"WebShop catalog: goals_per_product must be a positive integer, got {goals_per_product!r}."
+        )
+    return _assemble(*_generate(num_products, seed, num_goals, goals_per_product), seed)
 
 
 def cached_catalog(num_products: int, seed: int = 0, *, root: Path | None = None) -> Catalog:
     """:func:`generate_catalog` with the default instructions, stored in the on-disk cache.
 
-    The first call generates the catalog and stores its records (plain tuples, pickled) under
+    The first call generates the catalog and stores its records as JSON under
     ``webshop-catalog`` in the cache (:func:`agentgym_budget.cache.cached_directory`); later calls,
-    in any process, load them, which is about ten times faster than generating them again.
+    in any process, load and check them (:mod:`.storage`: a corrupt entry is rebuilt).
 
     Raises:
         InvalidOptionError: A size is out of range or not an integer.
@@ -278,16 +316,59 @@ def cached_catalog(num_products: int, seed: int = 0, *, root: Path | None = None
             "type_of": type_of,
             "brand_of": brand_of,
         }
-        with (folder / _CATALOG_FILE).open("wb") as handle:
-            pickle.dump(parts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        (folder / _CATALOG_FILE).write_text(json.dumps(parts, separators=(",", ":")), encoding="utf-8")
+
+    def load(folder: Path) -> Catalog:
+        path = folder / _CATALOG_FILE
+        parts = read_json(path, dict)
+        rows = [parts.get(key) for key in ("products", "goals", "type_of", "brand_of")]
+        if not all(isinstance(r, list) for r in rows) or len({len(rows[0]), len(rows[2]), len(rows[3])}) != 1:
+            raise DataError(f"WebShop cache: {path} lacks the catalog's record lists or their lengths differ.")
+        if len(rows[0]) != num_products or len(rows[1]) != num_goals:
+            raise DataError(f"WebShop cache: {path} holds {len(rows[0])} products; expected {num_products}.")
+        products = [_product_record(row, n, path) for n, row in enumerate(rows[0])]
+        goals = [_goal_record(row, n, path) for n, row in enumerate(rows[1])]
+        type_of = [check_int(t, f"type #{n}", path) for n, t in enumerate(rows[2])]
+        if any(not 0 <= t < len(PRODUCT_TYPES) for t in type_of):
+            raise DataError(f"WebShop cache: {path} refers to an unknown product type.")
+        brand_of = [check_str(b, f"brand #{n}", path) for n, b in enumerate(rows[3])]
+        return _assemble(products, goals, type_of, brand_of, seed)
 
     params = {"version": GENERATOR_VERSION, "size": num_products, "seed": seed, "goals": num_goals}
-    folder = cached_directory("webshop-catalog", params, build, root=root)
-    with (folder / _CATALOG_FILE).open("rb") as handle:
-        parts = pickle.load(handle)
-    products = [Product(*row) for row in parts["products"]]
-    goals = [Goal(*row) for row in parts["goals"]]
-    return _assemble(products, goals, parts["type_of"], parts["brand_of"], seed)
+    return load_or_rebuild("webshop-catalog", params, build, load, root=root)
+
+
+def _fields(row: object, count: int, what: str, path: Path) -> list:
+    if not isinstance(row, list) or len(row) != count:
+        raise DataError(f"WebShop cache: {path}: {what} must be a list of {count} fields, got {row!r:.60}.")
+    return row
+
+
+def _product_record(row: object, n: int, path: Path) -> Product:
+    where = f"product #{n}"
+    asin, title, category, query, breadcrumb, price, price_text, attributes, options = _fields(row, 9, where, path)
+    groups = []
+    for group in options if isinstance(options, list) else [None]:
+        if not isinstance(group, list) or len(group) != 2:
+            raise DataError(f"WebShop cache: {path}: {where} has a malformed option group {group!r:.60}.")
+        groups.append((check_str(group[0], where, path), check_strs(group[1], where, path)))
+    return Product(
+        check_str(asin, where, path), check_str(title, where, path), check_str(category, where, path),
+        check_str(query, where, path), check_str(breadcrumb, where, path), check_float(price, where, path),
+        check_str(price_text, where, path), check_strs(attributes, where, path), tuple(groups),
+    )  # fmt: skip
+
+
+def _goal_record(row: object, n: int, path: Path) -> Goal:
+    where = f"goal #{n}"
+    values = _fields(row, 11, where, path)
+    texts = [check_str(values[i], where, path) for i in (0, 1, 2, 6, 7, 8, 9)]
+    return Goal(
+        goal_id=texts[0], asin=texts[1], instruction=texts[2],
+        attributes=check_strs(values[3], where, path), options=check_strs(values[4], where, path),
+        price_upper=check_float(values[5], where, path), query=texts[3], category=texts[4],
+        product_category=texts[5], name=texts[6], option_groups=check_strs(values[10], where, path),
+    )  # fmt: skip
 
 
 def astuple_shallow(record: Product | Goal) -> tuple:
