@@ -30,8 +30,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import random
 import string
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,10 +42,6 @@ from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, Produc
 from agentgym_budget.tasks.webshop.instructions import make_goal
 from agentgym_budget.tasks.webshop.reward import normalize_color
 from agentgym_budget.tasks.webshop.storage import (
-    check_float,
-    check_int,
-    check_str,
-    check_strs,
     load_or_rebuild,
     read_json,
 )
@@ -68,7 +66,7 @@ __all__ = [
     "title_case",
 ]
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 """Bumped whenever the generator's output or the record classes change (part of every cache key)."""
 
 MIN_PRODUCTS = 50
@@ -131,22 +129,32 @@ def _type_text(ptype: ProductType) -> str:
     return " | ".join(parts).lower()
 
 
+@functools.cache
+def _forms(value: str) -> tuple[str, str]:
+    return value, normalize_color(value)
+
+
 def _absent_values(pool: tuple[str, ...], text: str) -> tuple[str, ...]:
     """Values of ``pool`` that neither appear in ``text`` nor colour-normalise to a word of it.
 
     WebShop's reward credits a bought option value found in the product's text whatever the
     instruction asked for, so generated text must not contain the values a product offers.
     """
-    return tuple(v for v in pool if v not in text and normalize_color(v) not in text)
+    return tuple(v for v in pool if not any(form in text for form in _forms(v)))
+
+
+@functools.cache
+def _type_pool(ptype: ProductType, pool_name: str) -> tuple[str, ...]:
+    return _absent_values(OPTION_POOLS[pool_name], _type_text(ptype))
 
 
 def _make_product(index: int, ptype: ProductType, brand: str, asin: str, rng: random.Random) -> Product:
     attributes = tuple(sorted(rng.sample(ptype.attributes, min(len(ptype.attributes), rng.randint(3, 6)))))
-    text = " | ".join((_type_text(ptype), brand.lower(), *attributes))
+    own_text = " | ".join((brand.lower(), *attributes))
     options = []
     for group, pool_name in ptype.options:
         if rng.random() < 0.85:
-            pool = _absent_values(OPTION_POOLS[pool_name], text)
+            pool = _absent_values(_type_pool(ptype, pool_name), own_text)
             if len(pool) < 2:
                 continue
             count = rng.randint(2, min(len(pool), 8))
@@ -310,65 +318,74 @@ def cached_catalog(num_products: int, seed: int = 0, *, root: Path | None = None
 
     def build(folder: Path) -> None:
         products, goals, type_of, brand_of = _generate(num_products, seed, num_goals)
-        parts = {
-            "products": [astuple_shallow(p) for p in products],
-            "goals": [astuple_shallow(g) for g in goals],
+        columns = {
+            "products": _columns(products, Product),
+            "goals": _columns(goals, Goal),
             "type_of": type_of,
             "brand_of": brand_of,
         }
-        (folder / _CATALOG_FILE).write_text(json.dumps(parts, separators=(",", ":")), encoding="utf-8")
+        (folder / _CATALOG_FILE).write_text(json.dumps(columns, separators=(",", ":")), encoding="utf-8")
 
     def load(folder: Path) -> Catalog:
         path = folder / _CATALOG_FILE
         parts = read_json(path, dict)
-        rows = [parts.get(key) for key in ("products", "goals", "type_of", "brand_of")]
-        if not all(isinstance(r, list) for r in rows) or len({len(rows[0]), len(rows[2]), len(rows[3])}) != 1:
-            raise DataError(f"WebShop cache: {path} lacks the catalog's record lists or their lengths differ.")
-        if len(rows[0]) != num_products or len(rows[1]) != num_goals:
-            raise DataError(f"WebShop cache: {path} holds {len(rows[0])} products; expected {num_products}.")
-        products = [_product_record(row, n, path) for n, row in enumerate(rows[0])]
-        goals = [_goal_record(row, n, path) for n, row in enumerate(rows[1])]
-        type_of = [check_int(t, f"type #{n}", path) for n, t in enumerate(rows[2])]
-        if any(not 0 <= t < len(PRODUCT_TYPES) for t in type_of):
-            raise DataError(f"WebShop cache: {path} refers to an unknown product type.")
-        brand_of = [check_str(b, f"brand #{n}", path) for n, b in enumerate(rows[3])]
+        products = _records(parts.get("products"), Product, num_products, path)
+        goals = _records(parts.get("goals"), Goal, num_goals, path)
+        type_of, brand_of = parts.get("type_of"), parts.get("brand_of")
+        if (
+            not isinstance(type_of, list)
+            or len(type_of) != num_products
+            or not all(type(t) is int and 0 <= t < len(PRODUCT_TYPES) for t in type_of)
+        ):
+            raise DataError(f"WebShop cache: {path}: 'type_of' must list a product type index per product.")
+        if not isinstance(brand_of, list) or len(brand_of) != num_products or not all(type(b) is str for b in brand_of):
+            raise DataError(f"WebShop cache: {path}: 'brand_of' must list a brand per product.")
         return _assemble(products, goals, type_of, brand_of, seed)
 
     params = {"version": GENERATOR_VERSION, "size": num_products, "seed": seed, "goals": num_goals}
     return load_or_rebuild("webshop-catalog", params, build, load, root=root)
 
 
-def _fields(row: object, count: int, what: str, path: Path) -> list:
-    if not isinstance(row, list) or len(row) != count:
-        raise DataError(f"WebShop cache: {path}: {what} must be a list of {count} fields, got {row!r:.60}.")
-    return row
+_KINDS = {str: "text", float: "number", tuple[str, ...]: "texts", tuple[tuple[str, tuple[str, ...]], ...]: "groups"}
 
 
-def _product_record(row: object, n: int, path: Path) -> Product:
-    where = f"product #{n}"
-    asin, title, category, query, breadcrumb, price, price_text, attributes, options = _fields(row, 9, where, path)
-    groups = []
-    for group in options if isinstance(options, list) else [None]:
-        if not isinstance(group, list) or len(group) != 2:
-            raise DataError(f"WebShop cache: {path}: {where} has a malformed option group {group!r:.60}.")
-        groups.append((check_str(group[0], where, path), check_strs(group[1], where, path)))
-    return Product(
-        check_str(asin, where, path), check_str(title, where, path), check_str(category, where, path),
-        check_str(query, where, path), check_str(breadcrumb, where, path), check_float(price, where, path),
-        check_str(price_text, where, path), check_strs(attributes, where, path), tuple(groups),
-    )  # fmt: skip
+def _columns(records: Sequence[Product | Goal], cls: type) -> dict[str, list]:
+    return {f.name: [getattr(r, f.name) for r in records] for f in dataclasses.fields(cls)}
 
 
-def _goal_record(row: object, n: int, path: Path) -> Goal:
-    where = f"goal #{n}"
-    values = _fields(row, 11, where, path)
-    texts = [check_str(values[i], where, path) for i in (0, 1, 2, 6, 7, 8, 9)]
-    return Goal(
-        goal_id=texts[0], asin=texts[1], instruction=texts[2],
-        attributes=check_strs(values[3], where, path), options=check_strs(values[4], where, path),
-        price_upper=check_float(values[5], where, path), query=texts[3], category=texts[4],
-        product_category=texts[5], name=texts[6], option_groups=check_strs(values[10], where, path),
-    )  # fmt: skip
+def _column(values: object, kind: str, count: int) -> list | None:
+    """``values`` converted for a record field of ``kind``, or ``None`` if they do not fit it."""
+    if not isinstance(values, list) or len(values) != count:
+        return None
+    if kind == "text":
+        return values if all(type(v) is str for v in values) else None
+    if kind == "number":
+        ok = all(type(v) in (int, float) and math.isfinite(v) for v in values)
+        return [float(v) for v in values] if ok else None
+    if kind == "texts":
+        ok = all(type(v) is list and all(type(x) is str for x in v) for v in values)
+        return [tuple(v) for v in values] if ok else None
+    ok = all(
+        type(v) is list
+        and all(type(g) is list and len(g) == 2 and type(g[0]) is str and type(g[1]) is list for g in v)
+        and all(type(x) is str for g in v for x in g[1])
+        for v in values
+    )
+    return [tuple((g[0], tuple(g[1])) for g in v) for v in values] if ok else None
+
+
+def _records(columns: object, cls: type, count: int, path: Path) -> list:
+    """The ``cls`` records stored column by column, checked (:class:`DataError` when they do not fit)."""
+    if not isinstance(columns, dict):
+        raise DataError(f"WebShop cache: {path} lacks the {cls.__name__} records.")
+    hints = typing.get_type_hints(cls)
+    fields = []
+    for field in dataclasses.fields(cls):
+        values = _column(columns.get(field.name), _KINDS[hints[field.name]], count)
+        if values is None:
+            raise DataError(f"WebShop cache: {path}: the {cls.__name__} field {field.name!r} is missing or malformed.")
+        fields.append(values)
+    return [cls(*row) for row in zip(*fields, strict=True)]
 
 
 def astuple_shallow(record: Product | Goal) -> tuple:
