@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.tasks.webshop.data import export_webshop_data, load_webshop_data
+from agentgym_budget.tasks.webshop.data import example_data_dir, export_webshop_data, load_webshop_data
 from agentgym_budget.tasks.webshop.env import WebShopDataEnv
 from agentgym_budget.tasks.webshop.generator import generate_catalog
 
@@ -106,7 +106,7 @@ def test_human_goals_get_price_bounds_and_a_fixed_shuffle(fixture_dir):
     catalog = load_webshop_data(fixture_dir)
     assert len(catalog.goals) == 12, "instructions without attributes are skipped"
     assert [g.goal_id for g in catalog.goals[:2]] == ["human-00000", "human-00001"]
-    assert [len(catalog.goal_ids(s)) for s in ("test", "valid", "train")] == [1, 2, 9]
+    assert [len(catalog.goal_ids(s)) for s in ("test", "valid", "train")] == [12, 0, 0], "WebShop's index split"
     for goal in catalog.goals:
         assert goal.attributes == ("sulfate free", "dry hair") and goal.options == ("16 fl oz | pack of 2",)
         assert ", and price lower than" in goal.instruction and ".," not in goal.instruction
@@ -150,16 +150,20 @@ def test_round_trip_of_a_generated_catalog(tmp_path):
 
 
 def test_data_env_plays_and_the_expert_wins(fixture_dir):
-    env = WebShopDataEnv(fixture_dir, split="train", info_keys={"expert_plan"})
+    env = WebShopDataEnv(fixture_dir, split="test", info_keys={"expert_plan"})
     assert env.task_ids[0].startswith("human-")
     for task in env.task_ids:
         _, info = env.reset(options={"task": task})
         for action in info["expert_plan"]:
             _, reward, terminated, _, info = env.step(action)
-        assert terminated and info["won"] and reward == 1.0
+        offered = env.catalog.products[env.catalog.index_of_asin[env.goal.asin]].options
+        # product 5 offers no option, so its instruction's option cannot be met: (2 + 0 + 1) / 4
+        assert terminated and reward == (1.0 if offered else 0.75) and info["won"] == bool(offered)
     files = env._config()["catalog"]["files"]
     assert files["products"][0] == str(fixture_dir / "items_shuffle_1000.json")
-    other = WebShopDataEnv(fixture_dir, goals="synthetic")
+    other = WebShopDataEnv(fixture_dir, goals="synthetic", split="test")
+    with pytest.raises(DataError, match=r"'train' split .* has no instruction"):
+        WebShopDataEnv(fixture_dir, split="train")
     assert other.env_key != env.env_key and other.task_ids[0].startswith("synthetic-")
 
 
@@ -203,7 +207,11 @@ def test_invalid_json_and_top_level_types(tmp_path):
 @pytest.mark.parametrize(
     ("change", "fragments"),
     [
-        ({"name": None}, ["product #2", "'name'", "wrong type"]),
+        ({"name": None}, ["product #2", "'name' must be a string"]),
+        ({"customization_options": ["red"]}, ["product #2", "'customization_options' must be an object"]),
+        ({"small_description": 5}, ["product #2", "'small_description' must be a list of strings"]),
+        ({"pricing": "12.99"}, ["product #2", "no '$' price"]),
+        ({"asin": 7}, ["product #2", "'asin' string"]),
         ({"query": 5}, ["product #2", "'query'"]),
         ({"pricing": "$abc$"}, ["product #2", "cannot read the price"]),
         ({"pricing": 12.5}, ["product #2", "'pricing' must be a string"]),
@@ -219,8 +227,9 @@ def test_malformed_products_name_the_file_and_product(tmp_path, change, fragment
 
 def test_missing_product_key(tmp_path):
     products = [_raw_product(n) for n in range(5)]
-    del products[1]["product_category"]
-    _expect(write_fixture(tmp_path, products=products), "items_shuffle_1000.json", "product #1", "'product_category'")
+    del products[1]["asin"]
+    folder = write_fixture(tmp_path, products=products, attributes={}, human={})
+    _expect(folder, "items_shuffle_1000.json", "product #1", "'asin'")
 
 
 def test_malformed_instructions_and_reviews(tmp_path):
@@ -233,8 +242,10 @@ def test_malformed_instructions_and_reviews(tmp_path):
     )
     reviews = [{"asin": products[0]["asin"], "reviews": [{"score": "five"}]}]
     _expect(write_fixture(tmp_path / "c", products=products, reviews=reviews), "reviews.json", "not a number")
-    human = {p["asin"]: [{"instruction": "x", "instruction_attributes": ["a"]}] for p in products[:2]}
-    _expect(write_fixture(tmp_path / "d", products=products, human=human), "only 2 human instructions", "at least 3")
+    human = {p["asin"]: [{"instruction": "x", "instruction_attributes": []}] for p in products[:2]}
+    _expect(write_fixture(tmp_path / "d", products=products, human=human), "no human instruction with attributes")
+    attributes = {products[0]["asin"]: {"attributes": "soft"}}
+    _expect(write_fixture(tmp_path / "e", products=products, attributes=attributes), "items_ins_v2", "'attributes'")
 
 
 def test_bad_arguments(fixture_dir):
@@ -242,3 +253,70 @@ def test_bad_arguments(fixture_dir):
         load_webshop_data(fixture_dir, goals="crowd")
     with pytest.raises(InvalidOptionError, match="num_products"):
         load_webshop_data(fixture_dir, num_products=0)
+
+
+# ---------------------------------------------------------------------- every shape WebShop's loader accepts
+def test_field_shapes_webshop_accepts(tmp_path):
+    products = [_raw_product(n) for n in range(8)]
+    products[0]["customization_options"] = ""  # the real items_shuffle_1000.json's first record
+    products[1]["customization_options"] = {}
+    products[2].pop("pricing")
+    products[3]["small_description"] = ""
+    products[4]["small_description"] = None
+    products[5]["full_description"] = None
+    products[6]["customization_options"] = {"Color": None, "Size": [{"value": "Small/Petite"}]}
+    for key in ("category", "query", "product_category", "images", "brand"):
+        products[7].pop(key)
+    attributes = {p["asin"]: {"attributes": ["sulfate free"], "instruction": "x", "instruction_attributes": ["a"]}
+                  for p in products}  # fmt: skip
+    attributes[products[1]["asin"]] = {"attributes": []}  # kept empty
+    attributes[products[2]["asin"]] = {"instruction": "i want shampoo"}  # no 'attributes' key: DUMMY_ATTR
+    del attributes[products[3]["asin"]]  # no entry: DUMMY_ATTR
+    reviews = [
+        {"asin": products[0]["asin"], "reviews": [{"title": "T", "stars": 5, "review": "R"}], "average_rating": 4.5},
+        {"asin": products[1]["asin"], "reviews": [{"title": "U", "score": "3.0", "body": "B"}]},
+    ]
+    folder = write_fixture(tmp_path, products=products, attributes=attributes, reviews=reviews)
+    catalog = load_webshop_data(folder)
+    by_asin = {p.asin: (p, catalog.details(i)) for i, p in enumerate(catalog.products)}
+    first, first_details = by_asin[products[0]["asin"]]
+    assert first.options == () and by_asin[products[1]["asin"]][0].options == ()
+    assert by_asin[products[1]["asin"]][0].attributes == ()
+    assert by_asin[products[2]["asin"]][0].attributes == ("DUMMY_ATTR",)
+    assert by_asin[products[3]["asin"]][0].attributes == ("DUMMY_ATTR",)
+    assert by_asin[products[2]["asin"]][0].price_text == "$100.0"
+    assert by_asin[products[3]["asin"]][1].bullet_points == ("",)
+    assert by_asin[products[4]["asin"]][1].bullet_points == ()
+    assert by_asin[products[5]["asin"]][1].description == ""
+    assert by_asin[products[6]["asin"]][0].options == (("size", ("small | petite",)),)
+    seventh = by_asin[products[7]["asin"]][0]
+    assert (seventh.category, seventh.query, seventh.product_category) == ("", "", "")
+    assert (
+        first_details.reviews[0].body == "R" and first_details.reviews[0].score == 5 and first_details.rating == "4.5"
+    )
+    assert by_asin[products[1]["asin"]][1].reviews[0].score == 3 and by_asin[products[1]["asin"]][1].rating == "N.A."
+
+
+def test_human_instruction_text_strips_only_dots(tmp_path):
+    products = [_raw_product(n) for n in range(3)]
+    human = {p["asin"]: [{"instruction": ". i need shampoo. ", "instruction_attributes": ["a"]}] for p in products}
+    catalog = load_webshop_data(write_fixture(tmp_path, products=products, human=human))
+    assert {g.instruction.split(", and price")[0] for g in catalog.goals} == {" i need shampoo. "}
+    assert all(g.options == () for g in catalog.goals), "missing instruction_options read as none"
+
+
+def test_synthetic_goals_share_the_product_price_bound(fixture_dir):
+    catalog = load_webshop_data(fixture_dir, goals="synthetic")
+    bounds: dict[str, set[float]] = {}
+    for goal in catalog.goals:
+        bounds.setdefault(goal.asin, set()).add(goal.price_upper)
+    assert all(len(b) == 1 for b in bounds.values()), "one bound per product, as WebShop draws it"
+    assert any(len([g for g in catalog.goals if g.asin == a]) > 1 for a in bounds)
+
+
+def test_data_splits_follow_webshop_goal_index():
+    catalog = load_webshop_data(example_data_dir())
+    ids = [g.goal_id for g in catalog.goals]
+    assert catalog.goal_ids("test") == ids[:500] and catalog.goal_ids("valid") == ids[500:1500]
+    assert catalog.goal_ids("train") == ids[1500:] and len(ids) > 1500
+    assert ids[:3] == ["human-00000", "human-00001", "human-00002"]

@@ -121,8 +121,8 @@ def test_search_anywhere_and_webshop_format():
         " [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now"
     )
     obs, reward, terminated, _, _ = env.step("click[buy now]")
-    assert terminated and obs.startswith("Thank you for shopping with us! [SEP] Your score (min 0.0, max 1.0) [SEP] ")
-    assert obs.endswith(str(reward))
+    assert terminated and obs.startswith("Thank you for shopping with us! [SEP] Your code: [SEP] None [SEP] ")
+    assert obs.endswith(f" [SEP] Your score (min 0.0, max 1.0) [SEP] {reward} [SEP] Reward Details [SEP] None")
 
 
 def test_purchase_reward_progress_won_and_lost(env):

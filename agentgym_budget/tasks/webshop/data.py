@@ -14,20 +14,28 @@ WebShop's data folder holds (the small versions end in ``_1000``):
   "stars", "body" or "review"}], "average_rating": ...}]``.
 
 :func:`load_webshop_data` turns them into a :class:`~.catalog.Catalog` the way WebShop's
-``load_products`` / ``get_goals`` do: products with an invalid or repeated ASIN are
-skipped, options are lowercased with ``/`` written as ``" | "``, products without
-attributes get ``["DUMMY_ATTR"]``, a price range's price is a fixed draw inside it (drawn
-from the ASIN, so it is the same in every run), and every instruction gets WebShop's
-price bound and ``", and price lower than X dollars"`` text. Human goals are made from
-each instruction with attributes; synthetic goals from each option combination of each
-product with an instruction. The goals are shuffled as WebShop does
-(``random.Random(233)``), and the first 500 form the test split, the next 1,000 the valid
-split (:func:`~.catalog.split_bounds`). Task ids are ``human-<n>`` / ``synthetic-<n>``,
-``n`` being the position after the shuffle (WebShop's session index).
+``load_products`` / ``get_goals`` do, accepting every field shape that loader accepts:
+products with an ``"nan"``, over-long or repeated ASIN are skipped; ``customization_options``
+may be an object, ``null`` or ``""`` (groups set to ``null`` are skipped); option values are
+lowercased with ``/`` written as ``" | "``; ``small_description`` may be a list or one string;
+``pricing`` may be missing or empty (``$100.0``); a product's attributes come from
+``items_ins_v2`` when its entry has an ``attributes`` key (an empty list stays empty), else
+``["DUMMY_ATTR"]``; a review's body is its ``review`` text. Beyond that loader, missing
+``category`` / ``query`` / ``product_category`` / ``full_description`` read as empty and
+``null`` bullets as none. A price range's price is a fixed draw inside it (drawn from the
+ASIN: the same in every run, where WebShop draws it anew in each process). Every instruction
+gets WebShop's price bound (:func:`~.instructions.price_upper_for`, drawn per product) and
+``", and price lower than X dollars"`` text. Human goals are made from each instruction with
+attributes (its text with dots stripped from the ends); synthetic goals from every option
+combination of each product with an instruction, all with the product's one price bound.
+The goals are shuffled as WebShop does (``random.Random(233)``) and split by index as
+WebShop's baselines do: goals 0-499 are the test split, 500-1,499 the valid split, the rest
+the train split (:data:`DATA_SPLITS`). Task ids are ``human-<n>`` / ``synthetic-<n>``, ``n``
+being the index after the shuffle (WebShop's session index).
 
-:func:`export_webshop_data` writes a catalog (e.g. a generated one) in the same format, and
-:func:`example_data_dir` keeps a small generated catalog in that format in the cache, for
-tests and demos of :class:`~.env.WebShopDataEnv`.
+Malformed content raises :class:`~agentgym_budget.errors.DataError` naming the file, the
+product or instruction, and the field. :func:`~.export.export_webshop_data` writes a catalog
+in the same format and :func:`~.export.example_data_dir` keeps a generated example folder.
 
 Example:
     >>> parse_pricing("$10.00 - $15.50", "file.json", 0)
@@ -48,12 +56,13 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cache import cached_directory
 from agentgym_budget.errors import DataError, InvalidOptionError
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, ProductDetails, Review, format_price
+from agentgym_budget.tasks.webshop.export import example_data_dir, export_webshop_data
 from agentgym_budget.tasks.webshop.instructions import price_upper_for
 
 __all__ = [
+    "DATA_SPLITS",
     "GOAL_SOURCES",
     "LOADER_VERSION",
     "data_fingerprint",
@@ -64,7 +73,7 @@ __all__ = [
     "parse_pricing",
 ]
 
-LOADER_VERSION = 1
+LOADER_VERSION = 2
 """Bumped whenever the loader's output changes (part of the index cache key)."""
 
 GOAL_SOURCES: tuple[str, ...] = ("human", "synthetic")
@@ -73,17 +82,11 @@ GOAL_SOURCES: tuple[str, ...] = ("human", "synthetic")
 GOAL_SHUFFLE_SEED = 233
 """WebShop's goal shuffle seed."""
 
+DATA_SPLITS: Mapping[str, tuple[int, int | None]] = {"test": (0, 500), "valid": (500, 1500), "train": (1500, None)}
+"""Goal index ranges of each split for data files (WebShop's baselines: test 0-499, valid 500-1,499)."""
+
 _NOT_PRICE = re.compile(r"[^\d.]")
-_PRODUCT_KEYS: Mapping[str, type | tuple[type, ...]] = {
-    "asin": str,
-    "name": str,
-    "category": str,
-    "query": str,
-    "product_category": str,
-    "full_description": (str, type(None)),
-    "small_description": (list, str, type(None)),
-    "customization_options": (dict, type(None)),
-}
+_TEXT_KEYS = ("category", "query", "product_category")
 
 
 def _candidates(root: Path, stem: str) -> list[Path]:
@@ -167,7 +170,7 @@ def _read_json(path: Path, expected: type) -> Any:
 
 
 def parse_pricing(pricing: str | None, path: str, position: int) -> list[float]:
-    """WebShop's price list from a ``pricing`` text (``[100.0]`` when empty)."""
+    """WebShop's price list from a ``pricing`` text (``[100.0]`` when missing or empty)."""
     if not pricing:
         return [100.0]
     if not isinstance(pricing, str):
@@ -176,80 +179,108 @@ def parse_pricing(pricing: str | None, path: str, position: int) -> list[float]:
         prices = [float(Decimal(_NOT_PRICE.sub("", part))) for part in pricing.split("$")[1:]]
     except InvalidOperation as err:
         raise DataError(f"WebShop data: {path}, product #{position}: cannot read the price {pricing!r}.") from err
-    return prices[:2] or [100.0]
+    if not prices:
+        raise DataError(f"WebShop data: {path}, product #{position}: no '$' price in 'pricing' {pricing!r}.")
+    return prices[:2]
 
 
-def _product(raw: Any, position: int, path: Path, attributes: Mapping[str, Any]) -> tuple[Product, ProductDetails]:
-    where = f"WebShop data: {path}, product #{position}"
+def _text(raw: Mapping[str, Any], key: str, where: str) -> str:
+    value = raw.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise DataError(f"{where}: {key!r} must be a string, got {type(value).__name__} {value!r:.60}.")
+    return value
+
+
+def _options(raw: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not raw:  # null, "", {} and [] all mean "no options", as in WebShop's loader
+        return ()
     if not isinstance(raw, dict):
-        raise DataError(f"{where} is a {type(raw).__name__}; expected a JSON object.")
-    for key, kind in _PRODUCT_KEYS.items():
-        if key not in raw:
-            raise DataError(f"{where} (asin {raw.get('asin')!r}) lacks the key {key!r}.")
-        if not isinstance(raw[key], kind):
-            raise DataError(
-                f"{where} (asin {raw.get('asin')!r}): {key!r} has the wrong type ({type(raw[key]).__name__})."
-            )
+        raise DataError(f"{where}: 'customization_options' must be an object, null or \"\", got {raw!r:.60}.")
+    options = []
+    for group, contents in raw.items():
+        if contents is None:
+            continue
+        if not isinstance(contents, list) or not all(
+            isinstance(c, dict) and isinstance(c.get("value"), str) for c in contents
+        ):
+            raise DataError(f"{where}: customization option {group!r} must be a list of {{'value': str}}.")
+        options.append((group.lower(), tuple(c["value"].strip().replace("/", " | ").lower() for c in contents)))
+    return tuple(options)
+
+
+def _bullets(raw: Any, where: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        return (raw,)
+    if not isinstance(raw, list) or not all(isinstance(b, str) for b in raw):
+        raise DataError(f"{where}: 'small_description' must be a list of strings or a string, got {raw!r:.60}.")
+    return tuple(raw)
+
+
+def _attributes(entry: Any, asin: str, path: Path) -> tuple[str, ...]:
+    if entry is None:
+        return ("DUMMY_ATTR",)
+    if not isinstance(entry, dict):
+        raise DataError(f"WebShop data: {path}, asin {asin}: expected a JSON object, got {entry!r:.60}.")
+    if "attributes" not in entry:
+        return ("DUMMY_ATTR",)
+    return tuple(_check_list(entry["attributes"], path, f"asin {asin} 'attributes'"))
+
+
+def _product(raw: Any, position: int, path: Path, attr_path: Path, attributes: Mapping[str, Any]) -> tuple[Product, ProductDetails]:  # fmt: skip
+    where = f"WebShop data: {path}, product #{position}"
     asin = raw["asin"]
+    where += f" (asin {asin})"
+    title = raw.get("name")
+    if not isinstance(title, str):
+        raise DataError(f"{where}: 'name' must be a string, got {title!r:.60}.")
     prices = parse_pricing(raw.get("pricing"), str(path), position)
     if len(prices) == 1:
         price, price_text = prices[0], format_price(prices[0])
     else:
         price = random.Random(f"webshop-price-{asin}").uniform(prices[0], prices[1])
         price_text = f"{format_price(prices[0])} to {format_price(prices[1])}"
-    options = []
-    for group, contents in (raw["customization_options"] or {}).items():
-        if contents is None:
-            continue
-        if not isinstance(contents, list) or not all(
-            isinstance(c, dict) and isinstance(c.get("value"), str) for c in contents
-        ):
-            raise DataError(
-                f"{where} (asin {asin}): customization option {group!r} must be a list of {{'value': str}}."
-            )
-        options.append((group.lower(), tuple(c["value"].strip().replace("/", " | ").lower() for c in contents)))
-    entry = attributes.get(asin)
-    attrs = entry.get("attributes") if isinstance(entry, dict) else None
-    bullets = raw["small_description"]
-    bullets = bullets if isinstance(bullets, list) else [bullets or ""]
+    texts = {key: _text(raw, key, where) for key in _TEXT_KEYS}
     product = Product(
         asin=asin,
-        title=raw["name"],
-        category=raw["category"],
-        query=raw["query"].lower().strip(),
-        product_category=raw["product_category"],
+        title=title,
+        category=texts["category"],
+        query=texts["query"].lower().strip(),
+        product_category=texts["product_category"],
         price=price,
         price_text=price_text,
-        attributes=tuple(str(a) for a in attrs) if attrs else ("DUMMY_ATTR",),
-        options=tuple(options),
+        attributes=_attributes(attributes.get(asin), asin, attr_path),
+        options=_options(raw.get("customization_options"), where),
     )
-    details = ProductDetails(raw["full_description"] or "", tuple(str(b) for b in bullets), (), "N.A.")
+    details = ProductDetails(
+        _text(raw, "full_description", where), _bullets(raw.get("small_description"), where), (), "N.A."
+    )
     return product, details
 
 
 def _reviews(path: Path) -> dict[str, tuple[tuple[Review, ...], str]]:
     out = {}
     for position, entry in enumerate(_read_json(path, list)):
-        if (
-            not isinstance(entry, dict)
-            or not isinstance(entry.get("asin"), str)
-            or not isinstance(entry.get("reviews"), list)
-        ):
-            raise DataError(f"WebShop data: {path}, entry #{position} needs 'asin' (str) and 'reviews' (list).")
+        where = f"WebShop data: {path}, entry #{position}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("asin"), str):
+            raise DataError(f"{where} needs an 'asin' string.")
+        raw_reviews = entry.get("reviews") or []
+        if not isinstance(raw_reviews, list):
+            raise DataError(f"{where}: 'reviews' must be a list, got {raw_reviews!r:.60}.")
         reviews = []
-        for review in entry["reviews"]:
+        for k, review in enumerate(raw_reviews):
             if not isinstance(review, dict):
-                raise DataError(f"WebShop data: {path}, entry #{position}: each review must be a JSON object.")
+                raise DataError(f"{where}, review #{k}: each review must be a JSON object.")
             score = review.get("score", review.get("stars", 0))
             try:
                 score = int(float(score))
             except (TypeError, ValueError) as err:
-                raise DataError(
-                    f"WebShop data: {path}, entry #{position}: review score {score!r} is not a number."
-                ) from err
-            reviews.append(
-                Review(str(review.get("title", "")), score, str(review.get("body", review.get("review", ""))))
-            )
+                raise DataError(f"{where}, review #{k}: 'score' {score!r} is not a number.") from err
+            body = review["review"] if "review" in review else review.get("body", "")
+            reviews.append(Review(str(review.get("title", "")), score, str(body)))
         out[entry["asin"]] = (tuple(reviews), str(entry.get("average_rating", "N.A.")))
     return out
 
@@ -263,8 +294,8 @@ def _check_list(value: Any, path: Path, where: str) -> list[str]:
 
 
 def _goal(product: Product, text: str, attributes: Sequence[str], options: Sequence[str], groups: Sequence[str],
-          rng: random.Random) -> Goal:  # fmt: skip
-    upper, price_text = price_upper_for(product.price, rng)
+          bound: tuple[float, str]) -> Goal:  # fmt: skip
+    upper, price_text = bound
     return Goal(
         goal_id="",
         asin=product.asin,
@@ -297,8 +328,8 @@ def _human_goals(products: Sequence[Product], path: Path) -> list[Goal]:
             if not attrs:
                 continue
             opts = _check_list(entry.get("instruction_options"), path, f"{where} 'instruction_options'")
-            rng = random.Random(f"webshop-human-{product.asin}-{k}")
-            goals.append(_goal(product, entry["instruction"].strip().strip("."), attrs, opts, (), rng))
+            bound = price_upper_for(product.price, random.Random(f"webshop-human-{product.asin}-{k}"))
+            goals.append(_goal(product, entry["instruction"].strip("."), attrs, opts, (), bound))
     return goals
 
 
@@ -306,19 +337,28 @@ def _synthetic_goals(products: Sequence[Product], table: Mapping[str, Any], path
     goals = []
     for product in products:
         entry = table.get(product.asin)
-        if not isinstance(entry, dict) or not entry.get("instruction"):
+        if not isinstance(entry, dict) or entry.get("instruction") is None:
             continue
+        if not isinstance(entry["instruction"], str):
+            raise DataError(f"WebShop data: {path}, asin {product.asin}: 'instruction' must be a string.")
         attrs = _check_list(entry.get("instruction_attributes"), path, f"asin {product.asin} 'instruction_attributes'")
         if not attrs:
             continue
+        bound = price_upper_for(product.price, random.Random(f"webshop-synthetic-{product.asin}"))
         groups = sorted(product.options, key=lambda g: g[0])
         names = [name for name, _ in groups]
         for combination in itertools.product(*(values for _, values in groups)):
             option_text = ", and ".join(f"{g}: {v}" for g, v in zip(names, combination, strict=True))
-            text = str(entry["instruction"]) + (f" with {option_text}" if option_text else "")
-            rng = random.Random(f"webshop-synthetic-{product.asin}-{'|'.join(combination)}")
-            goals.append(_goal(product, text, attrs, combination, names, rng))
+            text = entry["instruction"] + (f" with {option_text}" if option_text else "")
+            goals.append(_goal(product, text, attrs, combination, names, bound))
     return goals
+
+
+def _split_goals(count: int) -> dict[str, range]:
+    return {
+        split: range(min(start, count), count if end is None else min(end, count))
+        for split, (start, end) in DATA_SPLITS.items()
+    }
 
 
 def load_webshop_data(root: Path | str, *, goals: str = "human", num_products: int | None = None) -> Catalog:
@@ -345,13 +385,18 @@ def load_webshop_data(root: Path | str, *, goals: str = "human", num_products: i
     details: list[ProductDetails] = []
     seen: set[str] = set()
     for position, raw in enumerate(raw_products):
-        asin = raw.get("asin") if isinstance(raw, dict) else None
-        if isinstance(asin, str) and (asin == "nan" or len(asin) > 10 or asin in seen):
+        if not isinstance(raw, dict) or not isinstance(raw.get("asin"), str):
+            raise DataError(
+                f"WebShop data: {files['products']}, product #{position}: expected a JSON object with an 'asin' "
+                f"string, got {raw!r:.80}."
+            )
+        asin = raw["asin"]
+        if asin == "nan" or len(asin) > 10 or asin in seen:
             continue
-        product, detail = _product(raw, position, files["products"], attributes)
-        if product.asin in reviews:
-            detail = ProductDetails(detail.description, detail.bullet_points, *reviews[product.asin])
-        seen.add(product.asin)
+        product, detail = _product(raw, position, files["products"], files["attributes"], attributes)
+        if asin in reviews:
+            detail = ProductDetails(detail.description, detail.bullet_points, *reviews[asin])
+        seen.add(asin)
         products.append(product)
         details.append(detail)
     if not products:
@@ -361,99 +406,13 @@ def load_webshop_data(root: Path | str, *, goals: str = "human", num_products: i
         if goals == "human"
         else _synthetic_goals(products, attributes, files["attributes"])
     )
-    if len(made) < 3:
+    if not made:
         raise DataError(
-            f"WebShop data: only {len(made)} {goals} instructions with attributes for the {len(products)} products "
-            f"of {files['products'].name}; at least 3 are needed to form the train / valid / test splits."
+            f"WebShop data: no {goals} instruction with attributes for the {len(products)} products of "
+            f"{files['products'].name}."
         )
     random.Random(GOAL_SHUFFLE_SEED).shuffle(made)
     final = [dataclasses.replace(g, goal_id=f"{goals}-{n:05d}") for n, g in enumerate(made)]
-    return Catalog(f"webshop-data:{root.name}", fingerprint, products, final, details.__getitem__)
-
-
-def export_webshop_data(catalog: Catalog, folder: Path | str) -> dict[str, Path]:
-    """Write ``catalog`` as WebShop data files (``items_shuffle.json``, ``items_ins_v2.json``,
-    ``items_human_ins.json``, ``reviews.json``) into ``folder``; returns the paths by role.
-
-    Each goal becomes a human instruction (its text without the price clause), so loading the
-    folder back gives the same products and instructions (with freshly drawn price bounds); the
-    first goal of a product also becomes its synthetic instruction in ``items_ins_v2.json``.
-    """
-    from agentgym_budget.tasks.webshop.expert import strip_price
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    items, attrs, human, reviews = [], {}, {}, []
-    for index, product in enumerate(catalog.products):
-        details = catalog.details(index)
-        low, _, high = product.price_text.partition(" to ")
-        items.append(
-            {
-                "asin": product.asin,
-                "name": product.title,
-                "category": product.category,
-                "query": product.query,
-                "product_category": product.product_category,
-                "full_description": details.description,
-                "small_description": list(details.bullet_points),
-                "pricing": f"{low} - {high}" if high else low,
-                "customization_options": {g: [{"value": v, "image": None} for v in vs] for g, vs in product.options}
-                or None,
-                "images": [],
-            }
-        )
-        attrs[product.asin] = {
-            "attributes": list(product.attributes),
-            "instruction": None,
-            "instruction_attributes": None,
-        }
-        reviews.append(
-            {
-                "asin": product.asin,
-                "reviews": [{"title": r.title, "score": r.score, "body": r.body} for r in details.reviews],
-                "average_rating": details.rating,
-            }
-        )
-    for goal in catalog.goals:
-        if attrs[goal.asin]["instruction"] is None:
-            attrs[goal.asin].update(
-                instruction=strip_price(goal.instruction), instruction_attributes=list(goal.attributes)
-            )
-        human.setdefault(goal.asin, []).append(
-            {
-                "asin": goal.asin,
-                "instruction": strip_price(goal.instruction),
-                "instruction_attributes": list(goal.attributes),
-                "instruction_options": list(goal.options),
-            }
-        )
-    paths = {
-        "products": folder / "items_shuffle.json",
-        "attributes": folder / "items_ins_v2.json",
-        "human": folder / "items_human_ins.json",
-        "reviews": folder / "reviews.json",
-    }
-    for role, value in (("products", items), ("attributes", attrs), ("human", human), ("reviews", reviews)):
-        paths[role].write_text(json.dumps(value, indent=1))
-    return paths
-
-
-def example_data_dir(num_products: int = 300, seed: int = 0, *, root: Path | None = None) -> Path:
-    """A folder of WebShop data files made from a generated catalog (built once, cached on disk).
-
-    Example:
-        >>> folder = example_data_dir(60)
-        >>> sorted(p.name for p in folder.glob("*.json") if p.name != "key.json")
-        ['items_human_ins.json', 'items_ins_v2.json', 'items_shuffle.json', 'reviews.json']
-        >>> len(load_webshop_data(folder)), len(load_webshop_data(folder).goals)
-        (60, 60)
-    """
-    from agentgym_budget.tasks.webshop.generator import GENERATOR_VERSION, generate_catalog
-
-    params = {"generator": GENERATOR_VERSION, "loader": LOADER_VERSION, "size": num_products, "seed": seed}
-    return cached_directory(
-        "webshop-example-data",
-        params,
-        lambda path: export_webshop_data(generate_catalog(num_products, seed), path),
-        root=root,
+    return Catalog(
+        f"webshop-data:{root.name}", fingerprint, products, final, details.__getitem__, _split_goals(len(final))
     )

@@ -7,9 +7,12 @@ Both follow the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics
 * ``admissible_actions``: ``click[label]`` for every clickable label of the page, plus the
   template ``search[<keywords>]`` when the page has a search box (replace
   ``<keywords>`` with the query);
-* observation: the page in the ``"clean"`` or ``"webshop"`` (``[SEP]``) format (:mod:`.pages`);
+* observation: the page in the ``"clean"`` or ``"webshop"`` (``[SEP]``) format (:mod:`.pages`;
+  with ``"webshop"``, ``next >`` is offered on every results page, as in WebShop);
 * reward: 0 until ``click[buy now]``, which ends the episode with WebShop's purchase
-  reward (:mod:`.reward`); ``won`` when it is 1, ``lost`` when it is below 1;
+  reward (:mod:`.reward`, as its released code computes it, so it exceeds 1 in the rare
+  purchase with more matching options than asked); ``won`` when it is exactly 1 (WebShop's
+  success), ``lost`` otherwise;
 * ``progress``: on an item page or its sub-pages, the reward that buying the viewed
   product with the selected options would get now; after the purchase, the reward;
   elsewhere 0. It is a step-level signal usable as process supervision;
@@ -119,7 +122,15 @@ class WebShopEnvBase(TextEnv):
         if not isinstance(search_anywhere, bool):
             raise InvalidOptionError(f"{type(self).__name__}: search_anywhere must be a bool, got {search_anywhere!r}.")
         self.catalog = catalog
-        self.shop = Shop(catalog, index, search_anywhere=search_anywhere)
+        self.shop = Shop(
+            catalog, index, search_anywhere=search_anywhere, next_on_every_page=observation_format == "webshop"
+        )
+        if not catalog.goal_ids(split):
+            raise DataError(
+                f"{type(self).__name__}: the {split!r} split of {catalog.name} has no instruction "
+                f"({len(catalog.goals)} in all; WebShop's data split is goals 0-499 test, 500-1,499 valid, "
+                "the rest train). Pick another split or a folder with more instructions."
+            )
         self.observation_format = observation_format
         self.search_anywhere = search_anywhere
         self._session = Session()
@@ -223,7 +234,7 @@ class WebShopEnvBase(TextEnv):
             observation=page,
             reward=score if done else 0.0,
             won=done and score == 1.0,
-            lost=done and score < 1.0,
+            lost=done and score != 1.0,
             progress=min(1.0, max(0.0, score)),
             admissible_actions=self.shop.admissible(session),
             goal=goal.instruction,
@@ -296,8 +307,12 @@ class WebShopDataEnv(WebShopEnvBase):
         info_keys: Opt-in ``info`` keys (:data:`WEBSHOP_INFO_KEYS`).
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
 
+    Splits follow WebShop's goal index (after its fixed shuffle): goals 0-499 are ``test``,
+    500-1,499 ``valid``, the rest ``train``.
+
     Raises:
-        DataError: The files are missing or malformed (the message names the file and the problem).
+        DataError: The files are missing or malformed (the message names the file and the problem),
+            or the requested split has no instruction.
     """
 
     def __init__(

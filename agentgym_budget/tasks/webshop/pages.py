@@ -17,10 +17,14 @@ After an invalid action the page is shown again below a line starting with
 ``Invalid action``. Results pages list ``N. [asin] title | price``; the search page says
 to type ``search[keywords]``; the done page gives the score.
 
-``"webshop"`` reproduces WebShop's simple text mode: the visible texts of the page
-joined with ``" [SEP] "`` (``Instruction: [SEP] ... [SEP] Back to Search [SEP] Page 1
-(Total results: 50) [SEP] Next > [SEP] B0... [SEP] title [SEP] $12.99 ...``). As in
-WebShop, an invalid action shows the page unchanged.
+``"webshop"`` reproduces WebShop's simple text mode exactly: the text nodes its page
+templates render, each stripped, joined with ``" [SEP] "`` as its text env's
+``convert_html_to_text(simple=True)`` does (``Instruction: [SEP] ... [SEP] Back to Search
+[SEP] Page 1 (Total results: 50) [SEP] Next > [SEP] B0... [SEP] title [SEP] $12.99 ...``).
+As there, ``Next >`` is on every results page (clicking it past the last page shows an
+empty page), a review title is quoted, an empty description or feature bullet shows as
+WebShop shows it, the done page carries the hidden purchase details of WebShop's template,
+and an invalid action shows the page unchanged.
 
 Example:
     >>> from agentgym_budget.tasks.webshop.session import Session
@@ -32,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from agentgym_budget.tasks.webshop.session import RESULTS_PER_PAGE, Session
@@ -45,6 +50,7 @@ OBSERVATION_FORMATS: tuple[str, ...] = ("clean", "webshop")
 """Accepted ``observation_format`` values."""
 
 SEP = " [SEP] "
+_ASCII_SPACES = " \n\t\f\r"
 
 
 def _buttons(labels: list[str]) -> str:
@@ -114,21 +120,42 @@ def _clean(session: Session, shop: Shop | None, instruction: str, reward: float)
     return [*lines, _buttons(["Back to Search", "< Prev"])]
 
 
-def _webshop(session: Session, shop: Shop | None, instruction: str, reward: float) -> list[str]:
+def _text_node(text: str) -> str | None:
+    """One template value as WebShop's ``convert_html_to_text`` sees it (``None``: no text node)."""
+    if not text:
+        return None
+    if not text.strip(_ASCII_SPACES):  # BeautifulSoup collapses these to "\n" (dropped) or " "
+        return None if "\n" in text else ""
+    return text.strip()
+
+
+def _options_json(options: tuple[tuple[str, str], ...]) -> str:
+    """Flask's ``tojson`` of the selected options (sorted keys, ASCII, HTML-safe escapes)."""
+    text = json.dumps(dict(options), sort_keys=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("'", "\\u0027")
+
+
+def _webshop(session: Session, shop: Shop | None, instruction: str, reward: float) -> list[str | None]:
     page = session.page
     if page == "search":
         return ["WebShop", "Instruction:", instruction, "Search"]
     assert shop is not None
     catalog = shop.catalog
     if page == "done":
-        return ["Thank you for shopping with us!", "Your score (min 0.0, max 1.0)", f"{reward}"]
-    texts = ["Instruction:", instruction, "Back to Search"]
+        product = catalog.products[session.item]
+        target = ["asin", "options", "attrs", "price upper", "instuction text", "category", "product category"]
+        return [
+            "Thank you for shopping with us!", "Your code:", "None", " (Paste it in your MTurk interface.)",
+            "Purchased", "asin", product.asin, "options", _options_json(session.options), "attrs", "None",
+            "category", "None", "query", "None", "product category", "None", "Target", *target, "query",
+            "Goal ", "None", "Reward", "Your score (min 0.0, max 1.0)", f"{reward}", "Reward Details ", "None",
+        ]  # fmt: skip
+    texts: list[str | None] = ["Instruction:", instruction, "Back to Search"]
     if page == "results":
         texts.append(f"Page {session.results_page} (Total results: {len(session.results)})")
         if session.results_page > 1:
             texts.append("< Prev")
-        if session.results_page < session.num_pages:
-            texts.append("Next >")
+        texts.append("Next >")
         for index in session.page_results():
             product = catalog.products[index]
             texts += [product.asin, product.title, product.price_text]
@@ -144,10 +171,10 @@ def _webshop(session: Session, shop: Shop | None, instruction: str, reward: floa
     if page == "description":
         return [*texts, details.description]
     if page == "features":
-        return texts + list(details.bullet_points)
+        return texts + [" " + bullet for bullet in details.bullet_points]
     for review in details.reviews:
-        texts += [review.title, str(review.score), review.body]
-    return texts if details.reviews else [*texts, "No reviews found"]
+        texts += [f'"{review.title}"', str(review.score), review.body]
+    return texts
 
 
 def render_page(session: Session, shop: Shop | None, instruction: str, fmt: str, reward: float = 0.0) -> str:
@@ -161,7 +188,8 @@ def render_page(session: Session, shop: Shop | None, instruction: str, fmt: str,
         reward: The purchase's reward (shown on the done page).
     """
     if fmt == "webshop":
-        return SEP.join(text.strip() for text in _webshop(session, shop, instruction, reward))
+        nodes = (_text_node(text) for text in _webshop(session, shop, instruction, reward) if text is not None)
+        return SEP.join(node for node in nodes if node is not None)
     lines = _clean(session, shop, instruction, reward)
     if session.feedback:
         lines.insert(0, session.feedback)

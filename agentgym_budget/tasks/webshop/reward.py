@@ -1,47 +1,48 @@
-"""WebShop's purchase reward.
+"""WebShop's purchase reward, as its released code computes it.
 
-For a goal with attribute set ``U_att`` and option set ``U_opt`` and a purchase ``y``
-(a product bought with some options), WebShop's reward is::
+For a goal with attribute list ``U_att``, option list ``U_opt`` and price bound ``u``, buying
+product ``y`` with selected options ``O`` earns (``web_agent_site/engine/goal.py``,
+``get_reward``)::
 
-    r = r_type * (|U_att matched by y| + |U_opt matched by y| + [price(y) <= u_price])
-                 / (|U_att| + |U_opt| + 1)
+    r = r_type * (n_att + n_opt + [price(y) <= u]) / (|U_att| + |U_opt| + 1)
 
-with the matching rules of WebShop's ``web_agent_site/engine/goal.py``:
+* ``n_att``: goal attributes that fuzzily equal (thefuzz ``token_set_ratio > 85``) one of
+  the product's attributes, or appear in its title, feature bullets or description
+  (lowercased, as substrings);
+* ``n_opt``: selected option values, each colour-normalised (:func:`normalize_color`), that
+  match a colour-normalised goal option: exactly in a group named ``size``, fuzzily
+  (``> 85``) in other groups; a selected value that matches no goal option still counts
+  when it appears in the product's title, bullets or description. Every selected value is
+  counted, so ``n_opt`` can exceed ``|U_opt|`` and the reward can exceed 1, as in the
+  released code;
+* ``r_type`` (``get_type_reward``): 1 when the product type matches (same search query, at
+  least two shared breadcrumb levels, or a title noun overlap above 0.2), else 0.5; 0.1 when
+  the overlap is below 0.1, 0 when it is 0. The overlap is the number of distinct nouns of
+  the goal's product title found among the bought title's nouns, divided by the length of
+  the goal's noun list (duplicates included; 0.2 when the goal title has no noun).
 
-* an attribute is matched when it is fuzzily equal (``token_set_ratio > 85`` on
-  thefuzz's processed strings) to one of the product's attributes, or appears in its
-  title, feature bullets or description;
-* each purchased option value (colour-normalised by :func:`normalize_color`) counts
-  once when it matches a goal option: exactly for option groups named ``size``,
-  fuzzily otherwise; or when it appears in the product's title, bullets or description;
-* ``r_type`` is 1 when the product type matches (same search query, two shared
-  breadcrumb levels, or title noun overlap ``> 0.2``), 0.5 otherwise, 0.1 when the
-  title noun overlap is below 0.1 and 0 when it is 0.
-
-Two documented differences from the released code: the option count is capped at
-``|U_opt|`` (the released code can exceed it, giving rewards above 1 when more options
-are bought than asked for), and title nouns come from a deterministic word filter
-(:func:`title_nouns`) instead of spaCy's ``en_core_web_lg`` part-of-speech tagger,
-which needs a model download. Rewards are in [0, 1] and equal 1 only for a full match.
+The only divergence from the released code is where title nouns come from: WebShop runs
+spaCy's ``en_core_web_lg`` (a model download); :func:`~.nouns.title_nouns` is a
+download-free tagger trained to agree with spaCy (figures in the README).
 
 Example:
     >>> normalize_color("black forest"), normalize_color("123alabaster"), normalize_color("webshop")
-    ('black', '123alabaster', 'webshop')
+    ('black', 'alabaster', 'webshop')
     >>> fuzzy_score("machine wash", "Machine-Wash"), fuzzy_score("pack of 2", "pack of 3")
     (100, 89)
-    >>> title_nouns("Hanesco Men's Premium Cotton Crew Neck T-Shirt, Navy")
-    ['hanesco', 'men', 'cotton', 'crew', 'neck', 'shirt']
+    >>> title_nouns("Xanly Coffee")
+    ['xanly', 'coffee']
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentgym_budget.errors import MissingDependencyError
 from agentgym_budget.tasks.webshop.catalog import BREADCRUMB_SEP, Goal, Product, ProductDetails
-from agentgym_budget.tasks.webshop.vocabulary import COLOR_WORDS, LUCENE_STOPWORDS, NON_NOUNS
+from agentgym_budget.tasks.webshop.nouns import title_nouns
+from agentgym_budget.tasks.webshop.vocabulary import COLOR_WORDS
 
 __all__ = [
     "EXACT_MATCH_OPTIONS",
@@ -59,12 +60,10 @@ __all__ = [
 ]
 
 EXACT_MATCH_OPTIONS: frozenset[str] = frozenset({"size"})
-"""Option groups whose values must match exactly."""
+"""Option groups whose values must match exactly (WebShop's ``EXACT_MATCH_OPTS``)."""
 
 FUZZY_THRESHOLD = 85
 """A fuzzy match needs a ``token_set_ratio`` above this."""
-
-_LETTERS = re.compile(r"[a-z]+")
 
 try:  # pragma: no cover - exercised through MissingDependencyError when absent
     from rapidfuzz import fuzz as _fuzz
@@ -74,7 +73,7 @@ except ImportError:  # pragma: no cover
 
 
 def normalize_color(value: str) -> str:
-    """The first colour word of :data:`~.vocabulary.COLOR_WORDS` found in ``value``, else ``value``."""
+    """The first word of :data:`~.vocabulary.COLOR_WORDS` contained in ``value``, else ``value`` (WebShop's rule)."""
     for color in COLOR_WORDS:
         if color in value:
             return color
@@ -92,7 +91,7 @@ def _process(text: str) -> str:
 
 
 def fuzzy_score(a: str, b: str) -> int:
-    """thefuzz's ``token_set_ratio(a, b)`` (0-100, rounded), computed with ``rapidfuzz``.
+    """thefuzz's ``token_set_ratio(a, b)``: ASCII-only, lowercased, punctuation-free strings, 0-100 rounded.
 
     Raises:
         MissingDependencyError: ``rapidfuzz`` is not installed (the ``webshop`` extra).
@@ -101,19 +100,9 @@ def fuzzy_score(a: str, b: str) -> int:
     return round(_fuzz.token_set_ratio(_process(a), _process(b)))
 
 
-def title_nouns(title: str) -> list[str]:
-    """Approximate nouns of a title: lowercase letter runs of 2+ characters minus stop words,
-    adjectives, colours, units and other non-nouns (:data:`~.vocabulary.NON_NOUNS`)."""
-    return [
-        word
-        for word in _LETTERS.findall(title.lower().replace("'s", ""))
-        if len(word) > 1 and word not in NON_NOUNS and word not in LUCENE_STOPWORDS
-    ]
-
-
 @dataclass(frozen=True)
 class ProductText:
-    """The lowercase texts of a product that attributes and options are looked up in."""
+    """The lowercase texts of a product that attributes and options are looked up in, and its title nouns."""
 
     title: str
     bullets: str
@@ -140,7 +129,7 @@ class RewardInfo:
     """A reward and its parts (WebShop's verbose reward info).
 
     Attributes:
-        reward: The reward in [0, 1].
+        reward: The reward (in [0, 1], except above 1 when more options match than the goal has).
         r_type: Product type factor (1, 0.5, 0.1 or 0).
         r_att: Fraction of goal attributes matched.
         r_option: Fraction of goal options matched (``None`` when the goal has none).
@@ -165,7 +154,7 @@ class RewardInfo:
 
 
 def type_reward(
-    product: Product, text: ProductText, goal: Goal, goal_nouns: list[str]
+    product: Product, text: ProductText, goal: Goal, goal_nouns: Sequence[str]
 ) -> tuple[float, bool, bool, float]:
     """``(r_type, query_match, category_match, title_score)`` of buying ``product`` for ``goal``."""
     query_match = product.query == goal.query
@@ -191,7 +180,7 @@ def attribute_matches(product: Product, text: ProductText, goal_attributes: Iter
 
 
 def option_matches(text: ProductText, goal_options: Iterable[str], chosen: Mapping[str, str]) -> int:
-    """How many chosen options match the goal's (see the module docstring), capped at the goal's count."""
+    """How many selected options match the goal's or the product's text (see the module docstring)."""
     wanted = [normalize_color(value) for value in goal_options]
     matches = 0
     for group, raw in chosen.items():
@@ -202,11 +191,15 @@ def option_matches(text: ProductText, goal_options: Iterable[str], chosen: Mappi
             matched = any(fuzzy_score(option, value) > FUZZY_THRESHOLD for option in wanted)
         if matched or text.mentions(value):
             matches += 1
-    return min(matches, len(wanted))
+    return matches
 
 
 def compute_reward(
-    product: Product, text: ProductText, goal: Goal, chosen: Mapping[str, str], goal_nouns: list[str] | None = None
+    product: Product,
+    text: ProductText,
+    goal: Goal,
+    chosen: Mapping[str, str],
+    goal_nouns: Sequence[str] | None = None,
 ) -> RewardInfo:
     """The reward of buying ``product`` with options ``chosen`` (group -> value) for ``goal``.
 

@@ -4,18 +4,22 @@ WebShop searches with Pyserini (Lucene BM25, ``k1=0.9``, ``b=0.4``, Porter stemm
 Lucene's English stop words) over each product's title, description, first feature
 bullet and option text, and shows the top 50 hits. :class:`SearchIndex` does the same
 in pure Python: documents are tokenised by :func:`tokenize` (lowercase alphanumeric
-runs, stop words dropped, Porter-stemmed with PyStemmer) and indexed by
-``bm25s.BM25(method="lucene", k1=0.9, b=0.4)``. The index lives in the on-disk cache
-(:func:`agentgym_budget.cache.cached_directory`, keyed by the catalog's fingerprint,
-the tokenizer version and the ``bm25s`` version) and is memory-mapped when loaded,
-so processes share it.
+runs, stop words dropped, Porter-stemmed with PyStemmer, words that stem to nothing such
+as ``"s"`` dropped) and scored by ``bm25s.BM25(method="lucene", k1=0.9, b=0.4)``. The
+index lives in the on-disk cache (keyed by the catalog's fingerprint, the tokenizer
+version and the ``bm25s`` version) as code-free files: ``vocab.json`` and three ``.npy``
+arrays, memory-mapped when loaded (so processes share them) and checked
+(:mod:`.storage`; a corrupt index is rebuilt).
 
 Ranking is deterministic: documents with a positive score, by decreasing score, ties
-broken by catalog order. Queries are cut to their first :data:`MAX_QUERY_TOKENS` tokens.
+broken by catalog order. Queries are cut to their first :data:`MAX_QUERY_TOKENS` tokens;
+any string is a valid query (one without known words finds nothing).
 
 Example:
     >>> tokenize("Men's Running Shoes, size 10 and more")
     ['men', 'run', 'shoe', 'size', '10', 'more']
+    >>> tokenize("t-shirt size s"), tokenize("")
+    (['t', 'shirt', 'size'], [])
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agentgym_budget.cache import cached_directory
 from agentgym_budget.errors import DataError, MissingDependencyError
+from agentgym_budget.tasks.webshop.storage import load_array, load_or_rebuild, read_json
 from agentgym_budget.tasks.webshop.vocabulary import LUCENE_STOPWORDS
 
 if TYPE_CHECKING:
@@ -47,12 +51,14 @@ MAX_QUERY_TOKENS = 32
 BM25_PARAMS: dict[str, Any] = {"method": "lucene", "k1": 0.9, "b": 0.4}
 """BM25 variant and parameters (Pyserini's defaults, which WebShop uses)."""
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2
 """Bumped whenever :func:`tokenize` changes (part of the index cache key)."""
 
 _WORD = re.compile(r"[a-z0-9]+")
 _POSSESSIVE = re.compile(r"'s\b")
 _INDEX_NAMESPACE = "webshop-index"
+_VOCAB = "vocab.json"
+_ARRAYS = {"data": "float32", "indices": "int32", "indptr": "int64"}
 
 
 def _require(module: str, package: str) -> Any:
@@ -70,9 +76,11 @@ def _stemmer() -> Callable[[str], str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase, drop possessive ``'s``, split into alphanumeric runs, drop Lucene's stop words, Porter-stem."""
+    """Lowercase, drop possessive ``'s``, split into alphanumeric runs, drop Lucene's stop words, Porter-stem
+    (dropping words that stem to nothing)."""
     stem = _stemmer()
-    return [stem(word) for word in _WORD.findall(_POSSESSIVE.sub("", text.lower())) if word not in LUCENE_STOPWORDS]
+    stems = (stem(w) for w in _WORD.findall(_POSSESSIVE.sub("", text.lower())) if w not in LUCENE_STOPWORDS)
+    return [s for s in stems if s]
 
 
 def _build(documents: Iterable[str], folder: Path) -> None:
@@ -80,21 +88,22 @@ def _build(documents: Iterable[str], folder: Path) -> None:
     vocab: dict[str, int] = {}
     ids: list[list[int]] = []
     stem = _stemmer()
-    stems: dict[str, int] = {}
+    stems: dict[str, int | None] = {}
     for document in documents:
         row = []
         for word in _WORD.findall(_POSSESSIVE.sub("", document)):
-            token = stems.get(word)
-            if token is None:
-                if word in LUCENE_STOPWORDS:
-                    continue
-                token = stems[word] = vocab.setdefault(stem(word), len(vocab))
-            row.append(token)
+            if word not in stems:
+                stemmed = stem(word) if word not in LUCENE_STOPWORDS else ""
+                stems[word] = vocab.setdefault(stemmed, len(vocab)) if stemmed else None
+            token = stems[word]
+            if token is not None:
+                row.append(token)
         ids.append(row)
     retriever = bm25s.BM25(**BM25_PARAMS)
-    retriever.index((ids, vocab), show_progress=False)
-    retriever.save(str(folder), show_progress=False)
-    (folder / "documents.json").write_text(json.dumps({"count": len(ids)}))
+    retriever.index((ids, dict(vocab)), show_progress=False)  # bm25s may add an empty token to the dict it gets
+    for name, dtype in _ARRAYS.items():
+        np.save(folder / f"{name}.npy", np.ascontiguousarray(retriever.scores[name], dtype=dtype), allow_pickle=False)
+    (folder / _VOCAB).write_text(json.dumps({"documents": len(ids), "vocab": vocab}), encoding="utf-8")
 
 
 class SearchIndex:
@@ -109,36 +118,47 @@ class SearchIndex:
     """
 
     def __init__(self, folder: Path) -> None:
-        bm25s = _require("bm25s", "bm25s")
         _stemmer()
-        try:
-            count = json.loads((folder / "documents.json").read_text())["count"]
-            retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False, verbosity=0)
-        except (OSError, KeyError, ValueError) as err:
-            raise DataError(
-                f"The WebShop search index in {folder} is incomplete or corrupt ({err}); delete that folder "
-                "and it will be rebuilt."
-            ) from err
+        payload = read_json(folder / _VOCAB, dict)
+        vocab, count = payload.get("vocab"), payload.get("documents")
+        arrays = {name: load_array(folder / f"{name}.npy", dtype) for name, dtype in _ARRAYS.items()}
+        indptr, indices = arrays["indptr"], arrays["indices"]
+        if (
+            not isinstance(vocab, dict)
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in vocab.values())
+            or isinstance(count, bool)
+            or not isinstance(count, int)
+            or count < 0
+            or len(indptr) != len(vocab) + 1
+            or len(arrays["data"]) != len(indices)
+            or (len(indptr) and (indptr[0] != 0 or indptr[-1] != len(indices) or np.any(np.diff(indptr) < 0)))
+            or any(not 0 <= v < len(vocab) for v in vocab.values())
+            or (len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= count))
+        ):
+            raise DataError(f"WebShop cache: the search index in {folder} is inconsistent.")
         self.folder = folder
-        self.num_documents = int(count)
-        self._vocab: dict[str, int] = retriever.vocab_dict
-        self._data = retriever.scores["data"]
-        self._indices = retriever.scores["indices"]
-        self._indptr = np.asarray(retriever.scores["indptr"])
+        self.num_documents = count
+        self._vocab: dict[str, int] = vocab
+        self._data = arrays["data"]
+        self._indices = indices
+        self._indptr = np.asarray(indptr)
 
     @classmethod
     def build(cls, catalog: Catalog, *, root: Path | None = None) -> SearchIndex:
-        """Return the index of ``catalog``, building and caching it on disk the first time."""
+        """Return the index of ``catalog``, building and caching it on disk the first time (rebuilt if corrupt)."""
         bm25s = _require("bm25s", "bm25s")
         params = {
             "catalog": dict(catalog.fingerprint),
             "tokenizer": TOKENIZER_VERSION,
             "bm25s": bm25s.__version__,
             "bm25": BM25_PARAMS,
+            "format": 2,
         }
-        documents = (catalog.search_document(i) for i in range(len(catalog)))
-        folder = cached_directory(_INDEX_NAMESPACE, params, lambda path: _build(documents, path), root=root)
-        return cls(folder)
+
+        def build(path: Path) -> None:
+            _build((catalog.search_document(i) for i in range(len(catalog))), path)
+
+        return load_or_rebuild(_INDEX_NAMESPACE, params, build, cls, root=root)
 
     def query_ids(self, query: str) -> list[int]:
         """Vocabulary ids of the query's tokens (unknown tokens dropped, at most :data:`MAX_QUERY_TOKENS`)."""

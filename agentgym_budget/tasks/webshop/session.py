@@ -10,7 +10,8 @@ products by their lowercase ASIN, as WebShop does):
 ==============  ======================================================================
 ``search``      none; the search box: ``search[keywords]``
 ``results``     ``back to search``, ``< prev`` (after page 1), ``next >`` (before the last
-                page), the ASINs of the 10 products on the page (50 results at most)
+                page, or on every page with ``next_on_every_page``), the ASINs of the 10
+                products on the page (50 results at most)
 ``item``        ``back to search``, ``< prev`` (to the results), every option value,
                 ``description``, ``features``, ``reviews``, ``buy now``
 sub-pages       ``back to search``, ``< prev`` (to the item); pages ``description``,
@@ -122,12 +123,17 @@ class Shop:
         index: The catalog's search index.
         search_anywhere: Accept ``search[...]`` on every page (WebShop's text env does),
             instead of on the search page only.
+        next_on_every_page: Offer ``next >`` on every results page, the last one included (as
+            WebShop's results template does; past the last page the results are empty).
     """
 
-    def __init__(self, catalog: Catalog, index: SearchIndex, *, search_anywhere: bool = False) -> None:
+    def __init__(
+        self, catalog: Catalog, index: SearchIndex, *, search_anywhere: bool = False, next_on_every_page: bool = False
+    ) -> None:
         self.catalog = catalog
         self.index = index
         self.search_anywhere = search_anywhere
+        self.next_on_every_page = next_on_every_page
         self._option_labels: dict[int, dict[str, str]] = {}
 
     # ------------------------------------------------------------------ queries
@@ -141,6 +147,10 @@ class Shop:
             self._option_labels[item] = labels
         return labels
 
+    def has_next(self, session: Session) -> bool:
+        """Whether a results page offers ``next >``."""
+        return self.next_on_every_page or session.results_page < session.num_pages
+
     def can_search(self, session: Session) -> bool:
         """Whether ``search[...]`` works on the session's page."""
         return session.page == "search" or (self.search_anywhere and session.page != "done")
@@ -152,7 +162,7 @@ class Shop:
             labels = [BACK_TO_SEARCH]
             if session.results_page > 1:
                 labels.append(PREV_PAGE)
-            if session.results_page < session.num_pages:
+            if self.has_next(session):
                 labels.append(NEXT_PAGE)
             return labels + [self.catalog.products[i].asin.lower() for i in session.page_results()]
         if page == "item":
@@ -192,7 +202,7 @@ class Shop:
         if label == BACK_TO_SEARCH and page != "search":
             return Session()
         if page == "results":
-            if label == NEXT_PAGE and session.results_page < session.num_pages:
+            if label == NEXT_PAGE and self.has_next(session):
                 return dataclasses.replace(session, results_page=session.results_page + 1, feedback="")
             if label == PREV_PAGE and session.results_page > 1:
                 return dataclasses.replace(session, results_page=session.results_page - 1, feedback="")

@@ -3,12 +3,11 @@
 Everything here is plain data: colour words (the order matters for
 :func:`~agentgym_budget.tasks.webshop.reward.normalize_color`, which returns the first
 colour of :data:`COLOR_WORDS` found in a string, as WebShop does), option value pools
-for the generated catalog, brand syllables, title modifiers, and the word lists used to
-approximate WebShop's noun extraction (see :mod:`~agentgym_budget.tasks.webshop.reward`).
+for the generated catalog, brand syllables, title modifiers and Lucene's stop words.
 
 Example:
-    >>> COLOR_WORDS == tuple(sorted(COLOR_WORDS))
-    True
+    >>> len(COLOR_WORDS), COLOR_WORDS == tuple(sorted(COLOR_WORDS))
+    (102, True)
     >>> "navy" in OPTION_POOLS["apparel_color"], "large" in OPTION_POOLS["apparel_size"]
     (True, True)
 """
@@ -23,22 +22,25 @@ __all__ = [
     "BRAND_TAILS",
     "COLOR_WORDS",
     "LUCENE_STOPWORDS",
-    "NON_NOUNS",
     "OPTION_POOLS",
     "REVIEW_BODIES",
     "REVIEW_TITLES",
 ]
 
 COLOR_WORDS: tuple[str, ...] = (
-    "almond", "amber", "aqua", "beige", "black", "blue", "blush", "bronze", "brown", "burgundy",
-    "camel", "caramel", "champagne", "charcoal", "cherry", "chocolate", "coffee", "copper", "coral",
-    "cream", "denim", "espresso", "fuchsia", "gold", "gray", "green", "grey", "indigo", "ivory",
-    "khaki", "lavender", "lilac", "lime", "magenta", "maroon", "mauve", "mint", "mocha", "mustard",
-    "natural", "navy", "nude", "oak", "olive", "orange", "peach", "pewter", "pink", "plum", "purple",
-    "red", "rose", "rust", "sage", "sand", "silver", "slate", "tan", "taupe", "teal", "turquoise",
-    "violet", "walnut", "white", "wine", "yellow",
+    "alabaster", "apricot", "aqua", "ash", "asphalt", "azure", "banana", "beige", "black", "blue", "blush",
+    "bordeaux", "bronze", "brown", "burgundy", "camel", "camo", "caramel", "champagne", "charcoal", "cheetah",
+    "chestnut", "chocolate", "christmas", "coffee", "cognac", "copper", "coral", "cranberry", "cream", "crystal",
+    "dark", "denim", "eggplant", "elephant", "espresso", "fuchsia", "gold", "granite", "grape", "graphite", "grass",
+    "gray", "green", "grey", "heather", "indigo", "ivory", "ivy", "khaki", "lavender", "lemon", "leopard", "light",
+    "lilac", "lime", "magenta", "maroon", "mauve", "merlot", "midnight", "mint", "mocha", "multicolor", "mushroom",
+    "mustard", "natural", "navy", "nude", "olive", "orange", "peach", "pewter", "pink", "plum", "purple", "rainbow",
+    "red", "rose", "royal", "rust", "sand", "sapphire", "seashell", "silver", "skull", "slate", "steel", "stone",
+    "stonewash", "sunflower", "tan", "taupe", "teal", "tiger", "turquoise", "violet", "walnut", "wheat", "white",
+    "wine", "yellow",
 )  # fmt: skip
-"""Colour words, sorted; a value is normalised to the first of them it contains."""
+"""WebShop's colour list (``normalize.py``'s 102 words, in its order); a value is normalised to
+the first of them it contains as a substring."""
 
 OPTION_POOLS: Mapping[str, tuple[str, ...]] = {
     "apparel_color": (
@@ -128,7 +130,7 @@ ADJECTIVES: tuple[str, ...] = (
     "professional", "lightweight", "compact", "heavy duty", "vintage", "luxury", "basic", "advanced",
     "comfort", "natural", "organic", "portable", "soft", "durable", "elegant", "new",
 )  # fmt: skip
-"""Title modifiers (never counted as nouns by the reward's noun extraction)."""
+"""Title modifiers."""
 
 
 def _words(text: str) -> list[str]:
@@ -142,30 +144,6 @@ LUCENE_STOPWORDS: frozenset[str] = frozenset(
     )
 )
 """Lucene's default English stop words (what WebShop's Pyserini index drops)."""
-
-NON_NOUNS: frozenset[str] = (
-    frozenset(
-        _words(
-            """about above across after again against all also am any because been before being below
-    between both can could did do does doing down during each few from further had has have having
-    he her here hers herself him himself his how i its itself just me more most my myself nor now
-    off once only other our ours ourselves out over own same she should so some than too under
-    until up very we were what when where which while who whom why would you your yours yourself
-    yourselves per via plus x w l ft oz fl inch inches count pack set lb lbs ounce ounces pound
-    pounds piece pieces pcs pc mm cm ml
-    small medium large big little long short tall wide narrow slim thin thick full half light dark deep
-    bright pale soft hard warm cool cold hot fresh dry wet clean free easy quick fast slow high low
-    extra super mini best better good great nice fine pure real true perfect ideal popular special
-    perfect double single multi waterproof wireless adjustable foldable washable breathable
-    stretchy comfortable cute stylish casual formal sturdy reusable rechargeable non
-    mens womens men's women's unisex kids boys girls
-    """
-        )
-    )
-    | frozenset(ADJECTIVES)
-    | frozenset(COLOR_WORDS)
-)
-"""Words that the reward's approximate noun extraction never counts as nouns."""
 
 REVIEW_TITLES: tuple[tuple[int, str], ...] = (
     (5, "Exactly what I needed"), (5, "Love it"), (5, "Great value for the price"), (5, "Highly recommend"),
