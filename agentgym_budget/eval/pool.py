@@ -12,7 +12,8 @@ With ``workers <= 1`` the jobs run in the calling process (no pickling, easy deb
 free. If a job raises, the run stops: the other workers are terminated and
 :class:`~agentgym_budget.errors.WorkerError` says which job failed and why (results already emitted
 were delivered). A worker that dies without a word (killed, out of memory) is reported the same way.
-Workers ignore ``SIGINT``; on Ctrl-C the parent terminates them.
+Workers ignore ``SIGINT``; on Ctrl-C the parent terminates them. Workers end by themselves as soon
+as the parent process dies, even by ``kill -9`` (:func:`~agentgym_budget.eval.parent_watch.exit_with_parent`).
 
 ``finalize`` (module-level, optional) runs in each worker after its last job, and in the calling
 process after the jobs when ``workers <= 1``, to release per-process resources.
@@ -30,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import signal
 import sys
@@ -38,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentgym_budget.errors import WorkerError
+from agentgym_budget.eval.parent_watch import exit_with_parent
 
 if TYPE_CHECKING:
     from agentgym_budget.eval.store import JsonlStore
@@ -60,7 +63,9 @@ def _worker_main(
     finalize: Callable[[], None] | None,
     jobs: Any,
     results: Any,
+    parent: int,
 ) -> None:
+    exit_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         while True:
@@ -122,7 +127,7 @@ def run_jobs(
     for _ in range(count):
         job_queue.put(None)
     processes = [
-        context.Process(target=_worker_main, args=(fn, finalize, job_queue, result_queue), daemon=True)
+        context.Process(target=_worker_main, args=(fn, finalize, job_queue, result_queue, os.getpid()), daemon=True)
         for _ in range(count)
     ]
     for process in processes:
