@@ -45,7 +45,15 @@ import httpx
 
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
-__all__ = ["RETRY_STATUSES", "ChatClient", "ChatResult", "close_shared_clients", "redact", "shared_client"]
+__all__ = [
+    "RETRY_STATUSES",
+    "ChatClient",
+    "ChatResult",
+    "close_shared_clients",
+    "redact",
+    "shared_client",
+    "without_userinfo",
+]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 """HTTP statuses that are retried (with backoff); any other error status fails at once."""
@@ -67,6 +75,17 @@ def redact(text: str, secret: str | None = None) -> str:
     if secret:
         text = text.replace(secret, _REDACTED)
     return _BEARER.sub(lambda match: match.group(1) + match.group(2) + _REDACTED, text)
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without a ``user:password@`` part (shown in messages and reprs instead of the URL).
+
+    Example:
+        >>> without_userinfo("https://me:sk-123@api.example.com/v1")
+        'https://api.example.com/v1'
+    """
+    parsed = httpx.URL(url)
+    return str(parsed.copy_with(userinfo=b"")) if parsed.userinfo else url
 
 
 def _token_count(usage: Mapping[str, Any], name: str) -> int:
@@ -132,6 +151,7 @@ class ChatClient:
                 f"timeout={timeout}, concurrency={concurrency}, retries={retries}, backoff={backoff}."
             )
         self.base_url = base_url.rstrip("/")
+        self._shown_url = without_userinfo(self.url)
         self.api_key_env = api_key_env
         self.timeout = float(timeout)
         self.retries = int(retries)
@@ -149,7 +169,7 @@ class ChatClient:
 
     def __repr__(self) -> str:
         return (
-            f"ChatClient(base_url={self.base_url!r}, api_key_env={self.api_key_env!r}, timeout={self.timeout}, "
+            f"ChatClient(base_url={without_userinfo(self.base_url)!r}, api_key_env={self.api_key_env!r}, timeout={self.timeout}, "
             f"retries={self.retries}, concurrency={self.concurrency})"
         )
 
@@ -200,15 +220,15 @@ class ChatClient:
                 detail = redact(response.text, secret)[:300].strip()
                 last_problem = f"HTTP {response.status_code}: {detail}"
                 if response.status_code not in RETRY_STATUSES:
-                    raise AgentError(f"{self.url} refused the request ({last_problem}); not retried.")
+                    raise AgentError(f"{self._shown_url} refused the request ({last_problem}); not retried.")
             if attempt < self.retries:
                 await asyncio.sleep(self._delay(attempt, response))
-        raise AgentError(f"{self.url} failed after {self.retries + 1} attempts; last problem: {last_problem}.")
+        raise AgentError(f"{self._shown_url} failed after {self.retries + 1} attempts; last problem: {last_problem}.")
 
     def _parse(self, response: httpx.Response, attempt: int, secret: str = "") -> ChatResult:
         def malformed(problem: str) -> AgentError:
             shown = redact(response.text, secret)[:300]
-            return AgentError(f"{self.url} answered with {problem}: {shown!r}.")
+            return AgentError(f"{self._shown_url} answered with {problem}: {shown!r}.")
 
         try:
             body = response.json()

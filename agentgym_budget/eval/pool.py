@@ -18,6 +18,12 @@ as the parent process dies, even by ``kill -9`` (:func:`~agentgym_budget.eval.pa
 ``finalize`` (module-level, optional) runs in each worker after its last job, and in the calling
 process after the jobs when ``workers <= 1``, to release per-process resources.
 
+:func:`run_jobs` only dispatches to an executor: ``_run_here`` (in this process) or
+``_run_in_processes`` (spawned worker processes). Another executor (e.g. a cluster backend) has the
+same contract: run ``fn(job, emit)`` for every job, hand every emitted result to ``on_result`` in
+the calling process as soon as it arrives, run ``finalize`` once per worker, and raise
+:class:`~agentgym_budget.errors.WorkerError` naming the failed job.
+
 :func:`run_logged_jobs` is :func:`run_jobs` as the evaluation commands use it: every result is
 appended to a :class:`~agentgym_budget.eval.store.JsonlStore` at once, under a progress bar.
 
@@ -112,13 +118,32 @@ def run_jobs(
     if not jobs:
         return
     if workers <= 1:
-        try:
-            for job in jobs:
-                fn(job, on_result)
-        finally:
-            if finalize is not None:
-                finalize()
-        return
+        _run_here(fn, jobs, on_result, finalize)
+    else:
+        _run_in_processes(fn, jobs, workers, on_result, finalize)
+
+
+def _run_here(
+    fn: Callable[[Any, Emit], None],
+    jobs: Sequence[Any],
+    on_result: Callable[[Any], None],
+    finalize: Callable[[], None] | None,
+) -> None:
+    try:
+        for job in jobs:
+            fn(job, on_result)
+    finally:
+        if finalize is not None:
+            finalize()
+
+
+def _run_in_processes(
+    fn: Callable[[Any, Emit], None],
+    jobs: Sequence[Any],
+    workers: int,
+    on_result: Callable[[Any], None],
+    finalize: Callable[[], None] | None,
+) -> None:
     context = multiprocessing.get_context("spawn")
     job_queue, result_queue = context.Queue(), context.Queue()
     for index, job in enumerate(jobs):
