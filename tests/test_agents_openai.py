@@ -135,6 +135,7 @@ def test_concurrency_limit_caps_requests_in_flight() -> None:
     assert server.max_in_flight <= 2
 
 
+@pytest.mark.slow
 def test_pass_at_kt_run_with_the_llm_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Two worker processes, episodes played concurrently; the key never reaches the results."""
     monkeypatch.setenv("AGB_TEST_KEY", SECRET)
@@ -207,6 +208,7 @@ def test_malformed_replies_do_not_leak_the_key(monkeypatch: pytest.MonkeyPatch) 
     assert SECRET not in str(caught.value) and "key=***" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_failed_run_writes_and_prints_no_key(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -62,6 +62,7 @@ def test_identical_to_stock_engine(task_type):
     assert compared >= 30
 
 
+@pytest.mark.slow
 def test_identical_to_stock_engine_with_facts_and_shuffled_names():
     path = game_paths()["pick_heat_then_place_in_recep"]
     assert _compare_trajectories(path, range(11, 12), 12, facts=True, shuffle=True, expert=False) == 12

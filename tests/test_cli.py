@@ -50,6 +50,7 @@ def test_passkt_defaults_are_the_main_job() -> None:
     assert str(cmd_passkt.default_out()).startswith("runs/passkt-")
 
 
+@pytest.mark.slow
 def test_passkt_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
     argv = ["passkt", *TINY, "--agent", "noisy-expert-recover:eps=0.2", "--agent", "random", "--out", str(out)]

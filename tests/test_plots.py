@@ -62,6 +62,7 @@ def test_the_depth_plot_draws_no_line_across_depths_without_states() -> None:
             assert [round(x) for x, y in zip(xs, ys, strict=True) if not np.isnan(y)] == [0, 1, 4, 5, 9]
 
 
+@pytest.mark.slow
 def test_plot_formats_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"
     run.mkdir()

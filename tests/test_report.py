@@ -132,6 +132,7 @@ def test_report_never_writes_into_a_run_unless_forced(
     assert json.loads((run / "summary.json").read_text())["agents"][0]["agent"] == "random"
 
 
+@pytest.mark.slow
 def test_the_files_of_one_report_always_belong_together(tmp_path: Path) -> None:
     expert = _write_run(tmp_path / "expert", "expert", [10, 20], samples=4)
     rand = _write_run(tmp_path / "random", "random", [10, 20], samples=4)
