@@ -4,7 +4,9 @@ It speaks HTTP on ``127.0.0.1`` (a free port) and answers ``POST /v1/chat/comple
 vLLM or OpenAI would. ``reply(body) -> str`` makes the assistant's text (default: ``Action:`` and
 the first admissible action listed in the last user message). ``faults`` are consumed one per
 request before normal replies: ``("status", code, body, headers)``, ``("delay", seconds)`` (then a
-normal reply, usually after the client gave up) or ``("raw", text)`` (a 200 that is not JSON).
+normal reply, usually after the client gave up), ``("raw", text)`` (a 200 with this body),
+``("echo", code)`` (this status with the request's headers echoed in the body, as some proxies do)
+or ``("dribble", seconds)`` (a normal reply sent one byte every ``seconds``).
 Every request is recorded with its headers, and the maximum number of requests in flight is tracked.
 """
 
@@ -72,7 +74,7 @@ class ScriptedChatServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, code: int, text: str, headers: dict[str, str] | None = None) -> None:
+            def _send(self, code: int, text: str, headers: dict[str, str] | None = None, pace: float = 0.0) -> None:
                 data = text.encode()
                 try:
                     self.send_response(code)
@@ -81,7 +83,12 @@ class ScriptedChatServer:
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if not pace:
+                        self.wfile.write(data)
+                    for index in range(len(data) if pace else 0):
+                        self.wfile.write(data[index : index + 1])
+                        self.wfile.flush()
+                        time.sleep(pace)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
@@ -105,6 +112,9 @@ class ScriptedChatServer:
                     if fault and fault[0] == "raw":
                         self._send(200, fault[1])
                         return
+                    if fault and fault[0] == "echo":
+                        self._send(fault[1], json.dumps({"error": "rejected", "request_headers": dict(self.headers)}))
+                        return
                     if fault and fault[0] == "delay":
                         time.sleep(fault[1])
                     text = server.reply(body)
@@ -118,7 +128,8 @@ class ScriptedChatServer:
                         ],
                         "usage": {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7},
                     }
-                    self._send(200, json.dumps(payload))
+                    pace = fault[1] if fault and fault[0] == "dribble" else 0.0
+                    self._send(200, json.dumps(payload), pace=pace)
                 finally:
                     with server._lock:
                         server.in_flight -= 1

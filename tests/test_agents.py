@@ -164,6 +164,7 @@ def test_both_noisy_experts_err_on_the_same_turns_on_the_expert_path() -> None:
 
 
 # ------------------------------------------------------------------ built-ins on a real game
+@pytest.mark.slow
 def test_expert_and_recovering_expert_win_and_are_deterministic() -> None:
     tasks = COIN.task_ids()[:2]
     env_action = COIN.make({"expert_action"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,7 @@ def test_concurrency_limit_caps_requests_in_flight() -> None:
     assert server.max_in_flight <= 2
 
 
+@pytest.mark.slow
 def test_pass_at_kt_run_with_the_llm_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Two worker processes, episodes played concurrently; the key never reaches the results."""
     monkeypatch.setenv("AGB_TEST_KEY", SECRET)
@@ -176,3 +178,94 @@ def test_prompt_templates_from_files(tmp_path: Path) -> None:
     path.write_text(json.dumps({"sytem": "x"}))
     with pytest.raises(DataError, match="keys among"):
         PromptTemplate.from_file(path)
+
+
+# ------------------------------------------------------------------ issue 13: key redaction, deadline, usage
+@pytest.mark.parametrize("status", [401, 500])
+def test_the_key_is_redacted_from_errors_of_a_server_that_echoes_headers(
+    monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    monkeypatch.setenv("AGB_TEST_KEY", SECRET)
+    with (
+        ScriptedChatServer(faults=[("echo", status)] * 2) as server,
+        pytest.raises(AgentError, match=rf"HTTP {status}.*request_headers") as caught,
+    ):
+        _complete(ChatClient(server.base_url, api_key_env="AGB_TEST_KEY", retries=1, backoff=0.01))
+    assert server.requests[0][0]["Authorization"] == f"Bearer {SECRET}"  # the key was sent, and echoed back
+    message = str(caught.value)
+    assert SECRET not in message and "Bearer ***" in message
+    assert SECRET[-8:] not in message
+
+
+def test_malformed_replies_do_not_leak_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGB_TEST_KEY", SECRET)
+    echo = f'<html>proxy saw "authorization: Bearer {SECRET}" and key={SECRET}</html>'
+    with (
+        ScriptedChatServer(faults=[("raw", echo)]) as server,
+        pytest.raises(AgentError, match="not a chat completion") as caught,
+    ):
+        _complete(ChatClient(server.base_url, api_key_env="AGB_TEST_KEY"))
+    assert SECRET not in str(caught.value) and "key=***" in str(caught.value)
+
+
+@pytest.mark.slow
+def test_a_failed_run_writes_and_prints_no_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The whole path: worker process, WorkerError, CLI error line, files of the run."""
+    from agentgym_budget.cli.main import main
+
+    monkeypatch.setenv("AGB_TEST_KEY", SECRET)
+    with ScriptedChatServer(faults=[("echo", 403)] * 4) as server:
+        name = f"openai:m:base_url={server.base_url},api_key_env=AGB_TEST_KEY,retries=0"
+        argv = ["passkt", "--env", "TextWorld-CoinCollector-v0", "--env-args", "level=3", "--agent", name]
+        argv += ["--tasks", "1", "--n", "1", "--k", "1", "--t", "3", "--workers", "2", "--no-progress"]
+        assert main([*argv, "--out", str(tmp_path / "run")]) == 2
+    printed = capsys.readouterr()
+    assert "HTTP 403" in printed.err and "Bearer ***" in printed.err
+    assert SECRET not in printed.err + printed.out
+    for path in (tmp_path / "run").rglob("*"):
+        assert path.is_dir() or SECRET.encode() not in path.read_bytes(), path
+
+
+def test_the_timeout_is_a_total_deadline_even_for_a_server_that_dribbles() -> None:
+    # The reply (about 300 bytes) would take minutes at one byte per 0.5 s; httpx's own timeout
+    # restarts with every byte, so only a total deadline stops it.
+    with ScriptedChatServer(faults=[("dribble", 0.5)]) as server:
+        began = time.monotonic()
+        with pytest.raises(AgentError, match=r"no complete answer within 1 s"):
+            _complete(ChatClient(server.base_url, timeout=1.0, retries=0))
+        elapsed = time.monotonic() - began
+    assert elapsed < 30, f"the request was held {elapsed:.0f} s with timeout=1"
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": "many", "completion_tokens": 1},
+        {"prompt_tokens": [1, 2], "completion_tokens": 1},
+        {"prompt_tokens": 1, "completion_tokens": 1e400},
+        {"prompt_tokens": -3, "completion_tokens": 1},
+        {"prompt_tokens": None, "completion_tokens": 1},
+        {"prompt_tokens": 2.5, "completion_tokens": 1},
+        {"prompt_tokens": True, "completion_tokens": 1},
+        ["prompt_tokens", 3],
+        "lots",
+    ],
+)
+def test_malformed_usage_is_an_agent_error(usage: object) -> None:
+    body = json.dumps(
+        {"choices": [{"message": {"role": "assistant", "content": "Action: look"}}], "usage": usage}
+    ).replace("Infinity", "1e400")
+    with ScriptedChatServer(faults=[("raw", body)]) as server, pytest.raises(AgentError, match="malformed usage"):
+        _complete(ChatClient(server.base_url))
+
+
+@pytest.mark.parametrize("usage", [None, {}, {"prompt_tokens": 5}, {"prompt_tokens": 5.0, "completion_tokens": 0}])
+def test_absent_usage_counts_zero(usage: object) -> None:
+    body = {"choices": [{"message": {"role": "assistant", "content": "Action: look"}}]}
+    if usage is not None:
+        body["usage"] = usage
+    with ScriptedChatServer(faults=[("raw", json.dumps(body))]) as server:
+        (result,) = _complete(ChatClient(server.base_url))
+    assert result.text == "Action: look" and result.prompt_tokens == (5 if usage and "prompt_tokens" in usage else 0)

@@ -90,6 +90,7 @@ def test_finds_playable_games_like_alfworld():
     ]
 
 
+@pytest.mark.slow
 def test_env_plays_official_games_per_task_type():
     env = gym.make("agentgym_budget/ALFWorld-HeatAndPlace-v0", data_dir=str(data_dir()), info_keys={"expert_plan"})
     try:
@@ -102,6 +103,7 @@ def test_env_plays_official_games_per_task_type():
         env.close()
 
 
+@pytest.mark.slow
 def test_older_grammar_plays_like_the_stock_engine():
     env = ALFWorldEnv(
         "pick_heat_then_place_in_recep", split="valid_seen", data_dir=data_dir(), info_keys={"expert_plan"}
@@ -153,6 +155,7 @@ def test_missing_or_empty_data_is_an_error(tmp_path):
 class TestOfficialDataConformance(EnvConformance):
     """The conformance suite on the official-data loader (valid_seen: three games, one with an older grammar)."""
 
+    pytestmark = pytest.mark.slow
     env_id: ClassVar[str] = "agentgym_budget/ALFWorld-v0"
 
     def make_env(self, **kwargs: Any) -> gym.Env:

@@ -62,11 +62,13 @@ def test_identical_to_stock_engine(task_type):
     assert compared >= 30
 
 
+@pytest.mark.slow
 def test_identical_to_stock_engine_with_facts_and_shuffled_names():
     path = game_paths()["pick_heat_then_place_in_recep"]
     assert _compare_trajectories(path, range(11, 12), 12, facts=True, shuffle=True, expert=False) == 12
 
 
+@pytest.mark.slow
 def test_plan_wins_every_task_type():
     for task_type, path in game_paths().items():
         engine = AlfworldEngine()

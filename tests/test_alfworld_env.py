@@ -135,6 +135,7 @@ def test_shuffle_names_changes_with_the_seed_only():
         env.close()
 
 
+@pytest.mark.slow
 def test_same_trajectory_in_another_process():
     """Same seed, same task, same trajectory, whatever Python's string hashing."""
     game_paths()

@@ -25,6 +25,7 @@ def _worker(root: str, log: str) -> str:
     return str(cached_directory("demo", {"n": 1}, _slow_build(log), root=Path(root)))
 
 
+@pytest.mark.slow
 def test_concurrent_processes_build_once(tmp_path):
     log = tmp_path / "builds.log"
     context = multiprocessing.get_context("spawn")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -36,8 +38,24 @@ def _class_name(env_id: str) -> str:
     return "TestConformance_" + env_id.split("/", 1)[1].replace("-", "_")
 
 
+# gymnasium's check_env resets several tasks, and every task of a generated TextWorld id is a game to
+# load (or generate): seconds per id. The ids' other checks stay in the quick loop (tests/README.md).
+SLOW_CHECK_ENV = frozenset(agentgym_budget.registered_ids("textworld")) - {"agentgym_budget/TextWorld-File-v0"}
+
+
+def _slow_copy(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def test(self: Any) -> None:
+        method(self)
+
+    return pytest.mark.slow(test)
+
+
 for _env_id in agentgym_budget.registered_ids():
-    globals()[_class_name(_env_id)] = type(_class_name(_env_id), (_RegisteredIdConformance,), {"env_id": _env_id})
+    _namespace: dict[str, Any] = {"env_id": _env_id}
+    if _env_id in SLOW_CHECK_ENV:
+        _namespace["test_check_env"] = _slow_copy(EnvConformance.test_check_env)
+    globals()[_class_name(_env_id)] = type(_class_name(_env_id), (_RegisteredIdConformance,), _namespace)
 
 
 def test_every_registered_id_has_a_conformance_class() -> None:
@@ -46,3 +64,23 @@ def test_every_registered_id_has_a_conformance_class() -> None:
     missing = [i for i in ids if _class_name(i) not in globals()]
     assert not missing
     assert pytest is not None
+
+
+def _marked_slow(obj: object) -> bool:
+    marks = getattr(obj, "pytestmark", [])
+    return any(mark.name == "slow" for mark in (marks if isinstance(marks, list) else [marks]))
+
+
+def test_the_quick_loop_covers_every_family() -> None:
+    """Slow marks must leave every family conformance checks that run in ``-m "not slow"`` (tests/README.md)."""
+    quick = {
+        agentgym_budget.env_info(cls.env_id).family
+        for cls in globals().values()
+        if isinstance(cls, type) and issubclass(cls, _RegisteredIdConformance) and cls.env_id and not _marked_slow(cls)
+        for name in dir(cls)
+        if name.startswith("test_") and not _marked_slow(getattr(cls, name))
+    }
+    families = {agentgym_budget.env_info(env_id).family for env_id in agentgym_budget.registered_ids()}
+    assert quick == families, f"families left without quick conformance checks: {sorted(families - quick)}"
+    assert _marked_slow(TestConformance_TextWorld_Cooking_v0.test_check_env)  # noqa: F821 (made above)
+    assert not _marked_slow(EnvConformance.test_check_env)

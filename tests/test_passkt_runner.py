@@ -75,12 +75,14 @@ def _job(job: int, emit: Emit) -> None:
         emit((job, i))
 
 
+@pytest.mark.slow
 def test_pool_streams_every_result_from_worker_processes() -> None:
     results: list = []
     run_jobs(_job, [3, 1, 4, 2], workers=2, on_result=results.append)
     assert sorted(results) == sorted((j, i) for j in (3, 1, 4, 2) for i in range(j))
 
 
+@pytest.mark.slow
 def test_pool_reports_the_failing_job() -> None:
     results: list = []
     with pytest.raises(WorkerError, match=r"Job -1 failed in a worker process.*ValueError: job -1 is broken"):
@@ -146,6 +148,7 @@ def test_independent_and_prefix_modes_give_identical_episode_outcomes(tmp_path: 
     assert all(r["success_turn"] is None or r["won"] for r in _records(tmp_path / "pre"))
 
 
+@pytest.mark.slow
 def test_same_command_and_seed_give_the_same_results_serial_or_parallel(tmp_path: Path) -> None:
     grid = {"ks": (1, 2), "budgets": (3, 6), "samples": 2, "tasks": 2, "seed": 5}
     run_passkt(PassKTConfig(COIN, AGENTS, workers=1, **grid), tmp_path / "a", progress=False, plots=False)
@@ -160,6 +163,7 @@ def test_same_command_and_seed_give_the_same_results_serial_or_parallel(tmp_path
     assert {r["seed"] for r in _records(tmp_path / "c")}.isdisjoint({r["seed"] for r in first})
 
 
+@pytest.mark.slow
 def test_records_summaries_and_plots(tmp_path: Path) -> None:
     config = PassKTConfig(COIN, AGENTS, ks=(1, 2), budgets=(2, 6), samples=2, tasks=1, workers=1)
     result = run_passkt(config, tmp_path, progress=False)
@@ -227,6 +231,7 @@ def test_rerun_resumes_extends_and_refuses_other_settings(tmp_path: Path) -> Non
         run_passkt(PassKTConfig(COIN, AGENTS, **{**grid, "seed": 1}), tmp_path, progress=False, plots=False)
 
 
+@pytest.mark.slow
 def test_resume_after_the_run_is_killed(tmp_path: Path) -> None:
     """SIGKILL a real CLI run (parent and workers) mid-way, cut its last line, rerun: no loss, no duplicate."""
     out, clean = tmp_path / "killed", tmp_path / "clean"

@@ -107,6 +107,7 @@ def test_priming_tells_agents_the_reference_prefix() -> None:
 
 
 # ------------------------------------------------------------------ runs
+@pytest.mark.slow
 def test_the_noisy_experts_have_the_same_single_step_accuracy(tmp_path: Path) -> None:
     config = ProbeConfig((COIN,), NOISY, states=8, samples=4, workers=1, resamples=500)
     run = run_probe(config, tmp_path, progress=False, plots=False)
@@ -125,6 +126,7 @@ def test_the_noisy_experts_have_the_same_single_step_accuracy(tmp_path: Path) ->
         assert record["turns_left"] == record["budget"] - record["depth"] and record["continuation"] == "expert"
 
 
+@pytest.mark.slow
 def test_the_agents_own_continuation_separates_them(tmp_path: Path) -> None:
     """With itself as continuation (and slack to recover), the stale planner's actions are worth less."""
     config = ProbeConfig((COIN,), NOISY, states=8, samples=4, slack=10, continuation="self", workers=1, resamples=500)
@@ -163,6 +165,7 @@ def test_rerun_resumes_extends_and_refuses_other_settings(tmp_path: Path) -> Non
         run_probe(ProbeConfig((COIN_CHAIN,), NOISY, continuation="self", **base), tmp_path, progress=False)
 
 
+@pytest.mark.slow
 def test_serial_and_parallel_runs_give_identical_records(tmp_path: Path) -> None:
     config = {"states": 3, "samples": 2, "resamples": 100}
     run_probe(ProbeConfig((COIN,), NOISY, workers=1, **config), tmp_path / "a", progress=False, plots=False)
@@ -173,6 +176,7 @@ def test_serial_and_parallel_runs_give_identical_records(tmp_path: Path) -> None
     assert serial == parallel
 
 
+@pytest.mark.slow
 def test_states_from_logged_episodes_and_a_chat_agent(tmp_path: Path) -> None:
     """Reference = an agent's passkt episodes; the chat agent is primed with that prefix (history in its prompt)."""
     passkt = PassKTConfig(COIN_CHAIN, ["noisy-expert-recover:eps=0.5"], ks=(1,), budgets=(12,), samples=1, tasks=2)

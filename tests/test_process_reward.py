@@ -49,6 +49,7 @@ POLICIES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("env_id", "kwargs"), COOKING)
 @pytest.mark.parametrize(("gamma", "terminal"), [(1.0, "zero"), (0.9, "zero"), (0.9, "progress"), (1.0, "progress")])
 def test_the_shaped_return_telescopes(env_id: str, kwargs: dict, gamma: float, terminal: str) -> None:
@@ -87,6 +88,7 @@ def test_shaping_from_a_restored_mid_episode_state_telescopes_from_its_potential
     twin.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("env_id", "kwargs"), COOKING)
 def test_shaping_keeps_the_ranking_of_policies(env_id: str, kwargs: dict) -> None:
     """Per task every episode's shaped return is its return minus the same constant, so rankings are equal."""

@@ -32,6 +32,7 @@ def _episodes(path: Path, kind: str) -> list[dict]:
     return [r for r in read_jsonl(path / "episodes.jsonl") if r["kind"] == kind]
 
 
+@pytest.mark.slow
 def test_the_recovering_noisy_expert_recovers_more(tmp_path: Path) -> None:
     config = RecoveryConfig(
         (COIN,), NOISY, states=6, ks=(0, 1), budgets=(10, 20), samples=3, natural=2, workers=1, resamples=500
@@ -55,6 +56,7 @@ def test_the_recovering_noisy_expert_recovers_more(tmp_path: Path) -> None:
     assert (again.played, again.reused) == (0, run.played)
 
 
+@pytest.mark.slow
 def test_perturbations_are_shared_nested_and_really_wrong(tmp_path: Path) -> None:
     config = RecoveryConfig((COIN,), NOISY, states=4, ks=(1, 2, 3), budgets=(8,), samples=2, natural=0, workers=1)
     run_recovery(config, tmp_path, progress=False, plots=False)
@@ -81,6 +83,7 @@ def test_perturbations_are_shared_nested_and_really_wrong(tmp_path: Path) -> Non
     env.close()
 
 
+@pytest.mark.slow
 def test_prefix_reading_equals_one_episode_per_budget_for_budget_blind_agents(tmp_path: Path) -> None:
     common = {"states": 3, "ks": (0, 1), "budgets": (4, 9), "samples": 2, "natural": 0, "workers": 1}
     run_recovery(RecoveryConfig((COIN_CHAIN,), NOISY, **common), tmp_path / "prefix", progress=False, plots=False)
@@ -102,6 +105,7 @@ def test_prefix_reading_equals_one_episode_per_budget_for_budget_blind_agents(tm
     assert outcomes["prefix"] == outcomes["shown"] and len(outcomes["prefix"]) == 2 * 3 * 2 * 2 * 2
 
 
+@pytest.mark.slow
 def test_perturbed_episodes_continue_from_forks_without_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     resets = []
     original_reset = TextEnv.reset
@@ -117,6 +121,7 @@ def test_perturbed_episodes_continue_from_forks_without_replay(tmp_path: Path, m
     assert len(resets) == 3, "one reset per reference trajectory; every continuation starts from a restored snapshot"
 
 
+@pytest.mark.slow
 def test_natural_recovery_from_live_traces_and_from_replayed_logs(tmp_path: Path) -> None:
     config = RecoveryConfig((COIN_CHAIN,), NOISY, states=2, ks=(0,), budgets=(3,), samples=1, natural=2, workers=1)
     run_recovery(config, tmp_path / "first", progress=False, plots=False)
@@ -152,6 +157,7 @@ def test_webshop_smoke(tmp_path: Path) -> None:
     assert summary.natural["expert"]["success_rate"]["mean"] == 1.0
 
 
+@pytest.mark.slow
 def test_cli_recovery_writes_per_agent_recovery_rate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "recovery"
     args = ["recovery", "--env", "TextWorld-CoinCollector-v0", "--env-args", "level=10", "--states", "2", "--k", "0,1"]

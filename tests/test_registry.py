@@ -48,6 +48,7 @@ def test_import_registers_without_loading_engines():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_gym_make_from_code_that_never_imported_the_package():
     code = (
         "import gymnasium as gym\n"

@@ -99,6 +99,7 @@ def test_splits_are_disjoint_seed_ranges():
     assert [len(ids[s]) for s in ("train", "valid", "test")] == [1000, 200, 200]
 
 
+@pytest.mark.slow
 def test_generation_is_cached_and_never_redone(monkeypatch, tmp_path):
     monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path))
     recipe = games.treasure_hunter_recipe(level=2)
@@ -110,6 +111,7 @@ def test_generation_is_cached_and_never_redone(monkeypatch, tmp_path):
     assert sorted(p.name for p in first.parent.iterdir()) == ["game.json", "game.z8", "key.json", "manifest.sha256"]
 
 
+@pytest.mark.slow
 def test_generation_is_deterministic_across_cache_dirs(monkeypatch, tmp_path):
     recipe = games.cooking_recipe(difficulty=1)
     contents = []
@@ -120,6 +122,7 @@ def test_generation_is_deterministic_across_cache_dirs(monkeypatch, tmp_path):
     assert contents[0] == contents[1]
 
 
+@pytest.mark.slow
 def test_trajectories_do_not_depend_on_the_hash_seed():
     code = (
         "import gymnasium as gym, agentgym_budget, json\n"

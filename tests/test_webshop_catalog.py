@@ -68,6 +68,7 @@ def test_catalog_contents_are_realistic(catalog):
     assert all(1 <= r.score <= 5 for i in range(50) for r in catalog.details(i).reviews)
 
 
+@pytest.mark.slow
 def test_splits_are_disjoint_in_goals_and_target_products(catalog):
     ids = {split: catalog.goal_ids(split) for split in ("train", "valid", "test")}
     assert [len(ids[s]) for s in ("train", "valid", "test")] == [700, 200, 100]

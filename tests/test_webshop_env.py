@@ -152,6 +152,7 @@ def test_purchase_reward_progress_won_and_lost(env):
     assert reward == pytest.approx(info["reward_info"]["reward"])
 
 
+@pytest.mark.slow
 def test_expert_wins_every_task_of_every_split():
     for split in ("train", "valid", "test"):
         env = WebShopEnv(1_000, split=split, info_keys={"expert_plan"})

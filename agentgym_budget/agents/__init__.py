@@ -74,8 +74,23 @@ def _openai_agent(model: str, **options: Any) -> Any:
     return OpenAIChatAgent(model, **options)
 
 
+def _check_template(path: str) -> None:
+    if path:
+        from agentgym_budget.agents.prompting import PromptTemplate
+
+        PromptTemplate.from_file(path)
+
+
 def _register_builtins() -> None:
-    eps = Param("eps", float, DEFAULT_EPS, "probability of a random non-expert action each turn", identity=True)
+    eps = Param(
+        "eps",
+        float,
+        DEFAULT_EPS,
+        "probability of a random non-expert action each turn",
+        identity=True,
+        minimum=0.0,
+        maximum=1.0,
+    )
     register_agent("random", RandomAgent, description="Uniformly random admissible actions.")
     register_agent("expert", ExpertAgent, description="The family's reference solver, re-planned every turn.")
     register_agent(
@@ -98,16 +113,18 @@ def _register_builtins() -> None:
         params=[
             Param("base_url", str, "", "API root, e.g. http://localhost:8000/v1 ($OPENAI_BASE_URL)", operational=True),
             Param("api_key_env", str, "OPENAI_API_KEY", "environment variable holding the key", operational=True),
-            Param("temperature", float, 0.7, "sampling temperature"),
-            Param("top_p", float, 1.0, "nucleus sampling mass"),
-            Param("max_tokens", int, 256, "completion tokens per turn"),
-            Param("history", int, 8, "past turns shown in the prompt"),
+            Param("temperature", float, 0.7, "sampling temperature", minimum=0.0),
+            Param("top_p", float, 1.0, "nucleus sampling mass", minimum=0.0, maximum=1.0, above_minimum=True),
+            Param("max_tokens", int, 256, "completion tokens per turn", minimum=1),
+            Param("history", int, 8, "past turns shown in the prompt", minimum=0),
             Param("show_actions", bool, True, "show the admissible actions"),
-            Param("template", str, "", "JSON prompt template file"),
-            Param("timeout", float, 60.0, "seconds per request", operational=True),
-            Param("retries", int, 4, "retries after a retryable failure", operational=True),
-            Param("backoff", float, 1.0, "first retry delay in seconds", operational=True),
-            Param("concurrency", int, 8, "requests in flight per worker process", operational=True),
+            Param("template", str, "", "JSON prompt template file", check=_check_template),
+            Param(
+                "timeout", float, 60.0, "total seconds per request", operational=True, minimum=0.0, above_minimum=True
+            ),
+            Param("retries", int, 4, "retries after a retryable failure", operational=True, minimum=0),
+            Param("backoff", float, 1.0, "first retry delay in seconds", operational=True, minimum=0.0),
+            Param("concurrency", int, 8, "requests in flight per worker process", operational=True, minimum=1),
             Param("send_seed", bool, True, "send a per-turn seed"),
         ],
     )

@@ -4,12 +4,18 @@
 
 * an API key read from an environment variable at request time (``api_key_env``); the key is never
   stored on the client, shown in its ``repr``, logged or written anywhere; no variable, no header
-  (local servers usually need none);
-* a per-request timeout, and retries with exponential backoff (``backoff * 2**attempt`` seconds,
-  capped at 30 s, or the server's ``Retry-After``) on timeouts, connection errors and the statuses
-  408, 409, 429, 500, 502, 503, 504; other errors fail at once with :class:`~agentgym_budget.errors.AgentError`;
+  (local servers usually need none). Servers may echo request headers in their error bodies, so
+  every message the client produces is passed through :func:`redact`: the key and anything after
+  ``Bearer`` become ``***``;
+* a total deadline per request (``timeout`` seconds from sending to the last byte of the answer,
+  however slowly the server sends it; waiting for a free concurrency slot does not count), and
+  retries with exponential backoff (``backoff * 2**attempt`` seconds, capped at 30 s, or the
+  server's ``Retry-After``) on timeouts, connection errors and the statuses 408, 409, 429, 500,
+  502, 503, 504; other errors fail at once with :class:`~agentgym_budget.errors.AgentError`;
 * a concurrency limit: at most ``concurrency`` requests in flight from this client;
-* token counts from the response's ``usage``.
+* token counts from the response's ``usage`` (absent or ``null``: not reported, 0); a ``usage``
+  field that is not a non-negative integer (``"many"``, a list, ``1e400``, ``-3``, ``null``) is a
+  malformed answer: :class:`~agentgym_budget.errors.AgentError`.
 
 Clients are bound to the event loop they first run in. :func:`shared_client` returns one client per
 configuration and loop, so every agent of a worker process shares one connection pool and one
@@ -26,8 +32,10 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import random
+import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,12 +45,56 @@ import httpx
 
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
-__all__ = ["RETRY_STATUSES", "ChatClient", "ChatResult", "close_shared_clients", "shared_client"]
+__all__ = [
+    "RETRY_STATUSES",
+    "ChatClient",
+    "ChatResult",
+    "close_shared_clients",
+    "redact",
+    "shared_client",
+    "without_userinfo",
+]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 """HTTP statuses that are retried (with backoff); any other error status fails at once."""
 
 _MAX_DELAY = 30.0
+_BEARER = re.compile(r"(bearer)(\s*[:=]?\s*)[^\s\"',;}\]]+", re.IGNORECASE)
+_REDACTED = "***"
+
+
+def redact(text: str, secret: str | None = None) -> str:
+    """``text`` with ``secret`` and every ``Bearer <token>`` replaced by ``***``.
+
+    Example:
+        >>> redact('{"error": "bad key", "headers": {"authorization": "Bearer sk-123"}}', "sk-123")
+        '{"error": "bad key", "headers": {"authorization": "Bearer ***"}}'
+        >>> redact("key=sk-123 was refused", "sk-123")
+        'key=*** was refused'
+    """
+    if secret:
+        text = text.replace(secret, _REDACTED)
+    return _BEARER.sub(lambda match: match.group(1) + match.group(2) + _REDACTED, text)
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without a ``user:password@`` part (shown in messages and reprs instead of the URL).
+
+    Example:
+        >>> without_userinfo("https://me:sk-123@api.example.com/v1")
+        'https://api.example.com/v1'
+    """
+    parsed = httpx.URL(url)
+    return str(parsed.copy_with(userinfo=b"")) if parsed.userinfo else url
+
+
+def _token_count(usage: Mapping[str, Any], name: str) -> int:
+    value = usage.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"usage.{name} is {value!r:.40}")
+    if not math.isfinite(value) or value < 0 or value != int(value):
+        raise ValueError(f"usage.{name} is {value!r:.40}")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -70,7 +122,7 @@ class ChatClient:
     Args:
         base_url: The API root, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is appended).
         api_key_env: Name of the environment variable holding the API key.
-        timeout: Seconds allowed for one request.
+        timeout: Seconds allowed for one request, in total (connecting, sending and reading the whole answer).
         retries: Extra attempts after a retryable failure.
         backoff: First retry delay in seconds (doubled every attempt).
         concurrency: Maximum requests in flight.
@@ -99,6 +151,7 @@ class ChatClient:
                 f"timeout={timeout}, concurrency={concurrency}, retries={retries}, backoff={backoff}."
             )
         self.base_url = base_url.rstrip("/")
+        self._shown_url = without_userinfo(self.url)
         self.api_key_env = api_key_env
         self.timeout = float(timeout)
         self.retries = int(retries)
@@ -116,7 +169,7 @@ class ChatClient:
 
     def __repr__(self) -> str:
         return (
-            f"ChatClient(base_url={self.base_url!r}, api_key_env={self.api_key_env!r}, timeout={self.timeout}, "
+            f"ChatClient(base_url={without_userinfo(self.base_url)!r}, api_key_env={self.api_key_env!r}, timeout={self.timeout}, "
             f"retries={self.retries}, concurrency={self.concurrency})"
         )
 
@@ -143,46 +196,61 @@ class ChatClient:
         """POST ``payload`` to :attr:`url` and return the first choice (retrying as documented).
 
         Raises:
-            AgentError: A non-retryable error, retries exhausted, or a malformed response.
+            AgentError: A non-retryable error, retries exhausted, or a malformed response; its
+                message never holds the API key (:func:`redact`).
         """
         http, slots = self._ensure_open()
         last_problem = ""
         for attempt in range(self.retries + 1):
             response: httpx.Response | None = None
+            headers = self._headers()
+            secret = os.environ.get(self.api_key_env, "")
             try:
                 async with slots:
-                    response = await http.post(self.url, json=dict(payload), headers=self._headers())
-            except httpx.TimeoutException:
-                last_problem = f"no answer within {self.timeout:g} s"
+                    response = await asyncio.wait_for(
+                        http.post(self.url, json=dict(payload), headers=headers), timeout=self.timeout
+                    )
+            except (httpx.TimeoutException, asyncio.TimeoutError):
+                last_problem = f"no complete answer within {self.timeout:g} s"
             except httpx.TransportError as err:
-                last_problem = f"{type(err).__name__}: {err}"
+                last_problem = redact(f"{type(err).__name__}: {err}", secret)
             else:
                 if response.status_code < 400:
-                    return self._parse(response, attempt)
-                detail = response.text[:300].strip()
+                    return self._parse(response, attempt, secret)
+                detail = redact(response.text, secret)[:300].strip()
                 last_problem = f"HTTP {response.status_code}: {detail}"
                 if response.status_code not in RETRY_STATUSES:
-                    raise AgentError(f"{self.url} refused the request ({last_problem}); not retried.")
+                    raise AgentError(f"{self._shown_url} refused the request ({last_problem}); not retried.")
             if attempt < self.retries:
                 await asyncio.sleep(self._delay(attempt, response))
-        raise AgentError(f"{self.url} failed after {self.retries + 1} attempts; last problem: {last_problem}.")
+        raise AgentError(f"{self._shown_url} failed after {self.retries + 1} attempts; last problem: {last_problem}.")
 
-    def _parse(self, response: httpx.Response, attempt: int) -> ChatResult:
+    def _parse(self, response: httpx.Response, attempt: int, secret: str = "") -> ChatResult:
+        def malformed(problem: str) -> AgentError:
+            shown = redact(response.text, secret)[:300]
+            return AgentError(f"{self._shown_url} answered with {problem}: {shown!r}.")
+
         try:
             body = response.json()
             choice = body["choices"][0]
             text = choice["message"].get("content") or ""
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise AgentError(
-                f"{self.url} answered with something that is not a chat completion: {response.text[:300]!r}."
-            ) from None
-        usage = body.get("usage") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+            raise malformed("something that is not a chat completion") from None
+        usage = body.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            raise malformed(f"a malformed usage ({type(usage).__name__}, expected an object)")
+        try:
+            prompt_tokens = _token_count(usage or {}, "prompt_tokens")
+            completion_tokens = _token_count(usage or {}, "completion_tokens")
+        except ValueError as err:
+            raise malformed(f"a malformed usage ({err}; expected a non-negative integer)") from None
+        reason = choice.get("finish_reason") if isinstance(choice, dict) else None
         return ChatResult(
             text=str(text),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             retries=attempt,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=reason if isinstance(reason, str) else None,
         )
 
     async def aclose(self) -> None:

@@ -32,7 +32,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agentgym_budget.agents.chat_client import ChatClient, shared_client
+from agentgym_budget.agents.chat_client import ChatClient, shared_client, without_userinfo
 from agentgym_budget.agents.prompting import PromptTemplate, extract_action
 from agentgym_budget.errors import InvalidOptionError
 
@@ -114,7 +114,7 @@ class OpenAIChatAgent:
 
     def __repr__(self) -> str:
         return (
-            f"OpenAIChatAgent(model={self.model!r}, base_url={self.base_url!r}, "
+            f"OpenAIChatAgent(model={self.model!r}, base_url={without_userinfo(self.base_url)!r}, "
             f"temperature={self.temperature}, history={self.history})"
         )
 

@@ -24,16 +24,25 @@ Example:
     Traceback (most recent call last):
     ...
     agentgym_budget.errors.UnknownAgentError: Unknown agent 'noisy-expert-recovr'. Did you mean 'noisy-expert-recover' or ...
+
+Parameter values are checked when the name is parsed (type, range, and a kind's own ``check``), so a
+bad value is refused before a run starts or writes anything:
+
+    >>> parse_agent("noisy-expert-recover:eps=1.5")
+    Traceback (most recent call last):
+    ...
+    agentgym_budget.errors.InvalidOptionError: agent 'noisy-expert-recover:eps=1.5': eps=1.5 is out of range: expected a number in [0, 1] (probability of a random non-expert action each turn).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym_budget.errors import InvalidOptionError, UnknownAgentError, did_you_mean
+from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError, UnknownAgentError, did_you_mean
 
 __all__ = ["AgentKind", "AgentSpec", "Param", "agent_kinds", "parse_agent", "register_agent", "unregister_agent"]
 
@@ -53,6 +62,11 @@ class Param:
         help: One line for listings.
         identity: Always shown in the canonical name (it defines the agent).
         operational: Never shown in the canonical name (it does not change the agent's behaviour).
+        minimum: Smallest valid value of a number (``None``: unbounded); numbers must be finite.
+        maximum: Largest valid value of a number (``None``: unbounded).
+        above_minimum: The value must be strictly greater than ``minimum``.
+        check: Called with a converted value; raises an error of the package (or ``ValueError``)
+            when the value is unusable, e.g. a file that cannot be read.
     """
 
     name: str
@@ -61,20 +75,52 @@ class Param:
     help: str = ""
     identity: bool = False
     operational: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    above_minimum: bool = False
+    check: Callable[[Any], Any] | None = None
+
+    def _range(self) -> str:
+        kind = "an integer" if self.type is int else "a number"
+        if self.minimum is not None and self.maximum is not None:
+            return f"{kind} in {'(' if self.above_minimum else '['}{self.minimum:g}, {self.maximum:g}]"
+        if self.minimum is not None:
+            return f"{kind} {'>' if self.above_minimum else '>='} {self.minimum:g}"
+        if self.maximum is not None:
+            return f"{kind} <= {self.maximum:g}"
+        return f"a finite {kind.split()[-1]}"
+
+    def _in_range(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        if self.minimum is not None and (value <= self.minimum if self.above_minimum else value < self.minimum):
+            return False
+        return self.maximum is None or value <= self.maximum
 
     def convert(self, text: str, where: str) -> Any:
-        """Parse ``text`` into this parameter's type (raises :class:`InvalidOptionError`)."""
+        """Parse ``text`` into this parameter's type and check it (raises :class:`InvalidOptionError`)."""
         try:
             if self.type is bool:
                 lowered = text.strip().lower()
                 if lowered not in _TRUE | _FALSE:
                     raise ValueError(text)
-                return lowered in _TRUE
-            return self.type(text)
+                value = lowered in _TRUE
+            else:
+                value = self.type(text)
         except ValueError:
             raise InvalidOptionError(
                 f"{where}: parameter {self.name}={text!r} is not a valid {self.type.__name__} ({self.help})."
             ) from None
+        if self.type in (int, float) and not self._in_range(value):
+            raise InvalidOptionError(
+                f"{where}: {self.name}={text} is out of range: expected {self._range()} ({self.help})."
+            )
+        if self.check is not None:
+            try:
+                self.check(value)
+            except (ValueError, AgentGymBudgetError) as err:
+                raise InvalidOptionError(f"{where}: {self.name}={text!r} cannot be used: {err}") from None
+        return value
 
 
 def _format(value: Any) -> str:

@@ -9,6 +9,10 @@ Example:
       ID ...
       agentgym_budget/TextWorld-CoinCollector-v0 ...
     0
+    >>> run(parser.parse_args(["--family", "textworl"]))
+    Traceback (most recent call last):
+    ...
+    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, textworld, webshop.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 
 from agentgym_budget.agents import agent_kinds
+from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.registration import env_info, registered_ids
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
@@ -37,15 +42,28 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows]
 
 
+def _check_family(family: str | None) -> None:
+    families = sorted({env_info(env_id).family for env_id in registered_ids()})
+    if family is not None and family not in families:
+        raise InvalidOptionError(
+            f"Unknown family {family!r}.{did_you_mean(family, families)} Families: {', '.join(families)}."
+        )
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print the listings."""
+    """Print the listings.
+
+    Raises:
+        InvalidOptionError: ``--family`` names no registered family.
+    """
+    _check_family(args.family)
     if not args.agents:
         rows = [("ID", "FAMILY", "SPLITS", "DESCRIPTION")]
         for env_id in registered_ids(args.family):
             info = env_info(env_id)
             rows.append((env_id, info.family, ",".join(info.splits), info.description))
         print("Environments (--env ID):")
-        print("\n".join(_table(rows)) if len(rows) > 1 else f"  none for family {args.family!r}")
+        print("\n".join(_table(rows)))
     if not args.envs:
         if not args.agents:
             print()

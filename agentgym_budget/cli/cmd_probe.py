@@ -107,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()
-    result = run_probe(config, out, progress=not args.no_progress, plots=not args.no_plots)
+    result = run_probe(
+        config, out, progress=not args.no_progress, plots=not args.no_plots, plot_formats=args.plot_format
+    )
     print()
     print(format_probe_summary(result.summary))
     print()

@@ -1,25 +1,38 @@
 """Print Pass@(K,T) tables and write summaries and plots from the logs of one or more runs.
 
-With one directory the outputs are written into it (its episodes.jsonl is only read); with
-several, pass --out. Agents from several runs are compared on their common tasks. K and T default
-to those of the runs (run.json), else to what the logs hold.
+The logs are only read. The outputs go to --out (default runs/report-<time>), never into a run's
+own directory unless --force is given; a report's files always describe the same summary (files of
+an earlier report there that this one does not produce are removed). Agents from several runs are
+compared on their common tasks. K and T default to the grid every agent supports (the budgets all
+runs hold, K up to the fewest samples; what is left out is said); a K or T the logs cannot support
+is an error that says what they hold.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import int_list, positive_int
-from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.cli.common import add_plot_format_argument, int_list, positive_int
 from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
 from agentgym_budget.eval.report import report
 from agentgym_budget.eval.tables import format_summary
 
-__all__ = ["HELP", "NAME", "add_arguments", "run"]
+__all__ = ["HELP", "NAME", "add_arguments", "default_out", "run"]
 
 NAME = "report"
 HELP = "tables and plots from run directories"
+
+
+def default_out() -> Path:
+    """``runs/report-<YYYYmmdd-HHMMSS>`` under the current directory.
+
+    Example:
+        >>> default_out().name.startswith("report-")
+        True
+    """
+    return Path("runs") / time.strftime("report-%Y%m%d-%H%M%S")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,11 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> parser = argparse.ArgumentParser()
         >>> add_arguments(parser)
         >>> args = parser.parse_args(["runs/a", "runs/b", "--out", "runs/ab", "--t", "10,20"])
-        >>> [str(d) for d in args.dirs], str(args.out), args.t, args.k
-        (['runs/a', 'runs/b'], 'runs/ab', (10, 20), None)
+        >>> [str(d) for d in args.dirs], str(args.out), args.t, args.k, args.force, args.plot_format
+        (['runs/a', 'runs/b'], 'runs/ab', (10, 20), None, False, ('png',))
     """
     parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="output directories of passkt runs")
-    parser.add_argument("--out", type=Path, default=None, help="where to write (default: the single DIR)")
+    parser.add_argument("--out", type=Path, default=None, help="where to write (default runs/report-<time>)")
+    parser.add_argument(
+        "--force", action="store_true", help="allow --out to be a run directory (replaces its summary and plots)"
+    )
     parser.add_argument("--k", type=int_list, default=None, metavar="K,...", help="breadths K")
     parser.add_argument("--t", type=int_list, default=None, metavar="T,...", help="turn budgets T")
     parser.add_argument("--n", type=positive_int, default=None, help="use only the first N samples")
@@ -41,16 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--no-plots", action="store_true", help="do not write plots")
+    add_plot_format_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Summarise, print and write."""
-    if args.out is None and len(args.dirs) > 1:
-        raise InvalidOptionError("report with several directories needs --out DIR for the combined outputs.")
-    out = args.out or args.dirs[0]
-    summary = report(
+    result = report(
         args.dirs,
-        out,
+        args.out or default_out(),
         ks=args.k,
         budgets=args.t,
         samples=args.n,
@@ -58,8 +72,11 @@ def run(args: argparse.Namespace) -> int:
         resamples=args.bootstrap,
         seed=args.seed,
         plots=not args.no_plots,
+        plot_formats=args.plot_format,
+        force=args.force,
     )
-    print(format_summary(summary))
-    print(f"\nWrote summary.json, summary.csv{', difference.csv' if summary.differences else ''}", end="")
-    print(f"{'' if args.no_plots else ' and plots'} into {out}")
+    for note in result.notes:
+        print(f"note: {note}")
+    print(format_summary(result.summary))
+    print(f"\nWrote {', '.join(path.name for path in result.files)} into {result.out}")
     return 0

@@ -20,11 +20,13 @@ from typing import Any
 __all__ = [
     "add_env_arguments",
     "add_envs_arguments",
+    "add_plot_format_argument",
     "add_reference_arguments",
     "add_run_arguments",
     "count_list",
     "env_refs",
     "int_list",
+    "plot_formats",
     "positive_int",
 ]
 
@@ -51,6 +53,37 @@ def positive_int(text: str) -> int:
     return value
 
 
+def plot_formats(text: str) -> tuple[str, ...]:
+    """Parse ``"png,pdf,svg"`` into plot formats (for ``type=``).
+
+    Example:
+        >>> plot_formats("png,pdf")
+        ('png', 'pdf')
+        >>> plot_formats("gif")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: Unknown plot format 'gif'. Expected one or more of png, pdf, svg separated by commas, e.g. png,pdf.
+    """
+    from agentgym_budget.errors import InvalidOptionError
+    from agentgym_budget.eval.outputs import parse_plot_formats
+
+    try:
+        return parse_plot_formats(text)
+    except InvalidOptionError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_plot_format_argument(parser: argparse.ArgumentParser) -> None:
+    """``--plot-format png,pdf,svg``: the file formats of the plots (default png)."""
+    parser.add_argument(
+        "--plot-format",
+        type=plot_formats,
+        default=("png",),
+        metavar="FMT,...",
+        help="plot file formats, any of png,pdf,svg (default png)",
+    )
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     """The flags every run command shares: workers, seed, output directory, intervals, plots, progress.
 
@@ -58,8 +91,8 @@ def add_run_arguments(parser: argparse.ArgumentParser, command: str) -> None:
         >>> parser = argparse.ArgumentParser()
         >>> add_run_arguments(parser, "probe")
         >>> args = parser.parse_args(["--workers", "4"])
-        >>> args.workers, args.seed, args.out, args.no_plots
-        (4, 0, None, False)
+        >>> args.workers, args.seed, args.out, args.no_plots, args.plot_format
+        (4, 0, None, False, ('png',))
     """
     from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
 
@@ -69,6 +102,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
     parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
     parser.add_argument("--no-plots", action="store_true", help="do not write plots")
+    add_plot_format_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

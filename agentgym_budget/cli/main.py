@@ -1,7 +1,9 @@
 """Entry point of the ``agentgym-budget`` command: subcommand discovery, parsing and error reporting.
 
 Errors of the package (:class:`~agentgym_budget.errors.AgentGymBudgetError`) are printed as one
-``error: ...`` line on stderr with exit status 2; Ctrl-C exits with 130.
+``error: ...`` line on stderr with exit status 2; Ctrl-C exits with 130. A flag a subcommand does
+not know is reported with that subcommand's usage and the closest flags it has (argparse alone
+would show the top-level usage).
 
 Example:
     >>> {"list", "passkt", "play", "probe", "recovery", "report"} <= set(subcommands())
@@ -23,9 +25,9 @@ from collections.abc import Sequence
 from types import ModuleType
 
 import agentgym_budget
-from agentgym_budget.errors import AgentGymBudgetError
+from agentgym_budget.errors import AgentGymBudgetError, did_you_mean
 
-__all__ = ["build_parser", "main", "subcommands"]
+__all__ = ["build_parser", "main", "parse_arguments", "subcommands"]
 
 _PREFIX = "cmd_"
 
@@ -57,14 +59,42 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(sub)
-        sub.set_defaults(handler=module.run)
+        sub.set_defaults(handler=module.run, command_parser=sub)
     return parser
+
+
+def _unknown_flags(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    known = [option for action in parser._actions for option in action.option_strings]
+    hints = []
+    for extra in extras:
+        flag = extra.split("=", 1)[0]
+        hint = did_you_mean(flag, known) if flag.startswith("-") else ""
+        if hint:
+            hints.append(f"{flag}:{hint.replace(' Did you', ' did you')}")
+    return f"unrecognized arguments: {' '.join(extras)}" + (f" ({'; '.join(hints)})" if hints else "")
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse ``argv``; an unknown flag exits with the subcommand's usage and a did-you-mean (status 2).
+
+    Example:
+        >>> import contextlib, io
+        >>> stderr = io.StringIO()
+        >>> with contextlib.redirect_stderr(stderr), contextlib.suppress(SystemExit):
+        ...     parse_arguments(["passkt", "--workerz", "3"])
+        >>> print(stderr.getvalue().splitlines()[-1])
+        agentgym-budget passkt: error: unrecognized arguments: --workerz 3 (--workerz: did you mean '--workers'?)
+    """
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        args.command_parser.error(_unknown_flags(args.command_parser, extras))
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv)
     try:
         return int(args.handler(args) or 0)
     except AgentGymBudgetError as err:

@@ -44,8 +44,11 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.eval import estimator
+from agentgym_budget.eval.outputs import output_set, parse_plot_formats, plot_names
 from agentgym_budget.eval.pool import run_logged_jobs
+from agentgym_budget.eval.records import episode_problem
 from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.run_lock import lock_directory
 from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text, pin_settings
 from agentgym_budget.eval.summary import Summary, summarize
 from agentgym_budget.wrappers.turn_budget import validate_budget
@@ -54,6 +57,7 @@ __all__ = [
     "DEFAULT_BUDGETS",
     "DEFAULT_KS",
     "MODES",
+    "SUMMARY_FILES",
     "EpisodePlan",
     "PassKTConfig",
     "PassKTJob",
@@ -302,22 +306,41 @@ class PassKTRun:
     files: list[Path] = field(default_factory=list)
 
 
-def write_summary(summary: Summary, out: Path, config: Mapping[str, Any], *, plots: bool = True) -> list[Path]:
-    """Write ``summary.json``, ``summary.csv``, ``difference.csv`` (if any) and the plots into ``out``."""
-    files = [atomic_write_json(out / "summary.json", summary.to_json(config))]
-    files.append(atomic_write_text(out / "summary.csv", _csv(summary.csv_rows())))
-    if summary.differences:
-        rows = [
-            {"first": d.first, "second": d.second, **cell, "tasks": len(d.tasks)}
-            for d in summary.differences
-            for cell in d.cells()
-        ]
-        files.append(atomic_write_text(out / "difference.csv", _csv(rows)))
-    if plots:
-        from agentgym_budget.eval.plots import write_plots
+SUMMARY_FILES = ("summary.json", "summary.csv", "difference.csv")
+"""The summary files of a Pass@(K,T) run or report (plots: :data:`~agentgym_budget.eval.plots.PLOT_STEMS`)."""
 
-        files += write_plots(summary, out)
-    return files
+
+def write_summary(
+    summary: Summary,
+    out: Path,
+    config: Mapping[str, Any],
+    *,
+    plots: bool = True,
+    plot_formats: Sequence[str] = ("png",),
+) -> list[Path]:
+    """Write ``summary.json``, ``summary.csv``, ``difference.csv`` (if any) and the plots into ``out``.
+
+    They are written as one :func:`~agentgym_budget.eval.outputs.output_set`: summary files and plots
+    of an earlier write that this one does not produce are removed, so the files in ``out`` always
+    describe the same summary. Returns the paths written.
+    """
+    from agentgym_budget.eval.plots import PLOT_STEMS
+
+    with output_set(out, [*SUMMARY_FILES, *plot_names(PLOT_STEMS)]) as outputs:
+        atomic_write_json(outputs.path("summary.json"), summary.to_json(config))
+        atomic_write_text(outputs.path("summary.csv"), _csv(summary.csv_rows()))
+        if summary.differences:
+            rows = [
+                {"first": d.first, "second": d.second, **cell, "tasks": len(d.tasks)}
+                for d in summary.differences
+                for cell in d.cells()
+            ]
+            atomic_write_text(outputs.path("difference.csv"), _csv(rows))
+        if plots:
+            from agentgym_budget.eval.plots import write_plots
+
+            write_plots(summary, outputs, parse_plot_formats(plot_formats))
+    return outputs.written
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:
@@ -336,29 +359,46 @@ def run_passkt(
     *,
     progress: bool = True,
     plots: bool = True,
+    plot_formats: Sequence[str] = ("png",),
     on_episode: Callable[[dict[str, Any]], None] | None = None,
 ) -> PassKTRun:
     """Play the missing episodes of ``config`` into ``out``, then summarise (see the module docstring).
 
     Args:
         config: The run's settings.
-        out: Output directory (created; an existing run there is resumed).
+        out: Output directory (created; an existing run there is resumed). It is locked while the
+            run writes into it (:func:`~agentgym_budget.eval.run_lock.lock_directory`).
         progress: Show a progress bar on stderr.
         plots: Write the plots.
+        plot_formats: Their file formats (``png``, ``pdf``, ``svg``).
         on_episode: Called with every new episode record after it was logged.
 
     Raises:
-        RunConfigError: ``out`` holds a run with other pinned settings.
+        RunConfigError: ``out`` holds a run with other pinned settings, or another command is
+            writing into it.
+        DataError: A line of the log is corrupt or not an episode record (the message names it).
         WorkerError: An episode failed in a worker process (logged episodes are kept; rerun to resume).
     """
+    plot_formats = parse_plot_formats(plot_formats)
+    out = Path(out)
+    with lock_directory(out, "passkt"):
+        return _run_locked(config, out, progress, plots, plot_formats, on_episode)
+
+
+def _run_locked(
+    config: PassKTConfig,
+    out: Path,
+    progress: bool,
+    plots: bool,
+    plot_formats: Sequence[str],
+    on_episode: Callable[[dict[str, Any]], None] | None,
+) -> PassKTRun:
     from agentgym_budget.eval.passkt_worker import close_worker_resources, play_job
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     task_ids = config.resolve_tasks()
     _check_resume(out, config, task_ids)
     planned = plan_episodes(config, task_ids)
-    with JsonlStore(out / EPISODES_FILE, key=episode_key) as store:
+    with JsonlStore(out / EPISODES_FILE, key=episode_key, check=episode_problem) as store:
         todo = [plan for plan in planned if _record_key(config, plan) not in store.keys]
         jobs = []
         for task in task_ids:
@@ -392,5 +432,5 @@ def run_passkt(
         resamples=config.resamples,
         seed=config.seed,
     )
-    files = write_summary(summary, out, config.to_json(task_ids), plots=plots)
+    files = write_summary(summary, out, config.to_json(task_ids), plots=plots, plot_formats=plot_formats)
     return PassKTRun(out, summary, played, len(planned) - len(todo), files)

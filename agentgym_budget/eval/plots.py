@@ -1,25 +1,35 @@
 """Plots of Pass@(K,T) summaries (matplotlib's Agg canvas; no display, no global backend change).
 
-* :func:`plot_heatmaps`: one Pass@(K,T) heatmap per agent (``heatmap.png``);
-* :func:`plot_success_vs_budget`: success against the budget ``T``, one panel per ``K``, one line per
-  agent with its interval band (``success_vs_T.png``);
-* :func:`plot_passk_vs_k`: pass@K against ``K``, one panel per ``T`` (``passk_vs_K.png``);
-* :func:`plot_differences`: for every pair of agents, the heatmap of ``first - second`` on common tasks,
-  cells whose interval excludes 0 marked with ``*`` (``difference.png``): where the first agent's
+Each plot is a function returning a :class:`matplotlib.figure.Figure`:
+
+* :func:`heatmap_figure`: one Pass@(K,T) heatmap per agent (``heatmap``);
+* :func:`success_vs_budget_figure`: success against the budget ``T``, one panel per ``K``, one line per
+  agent with its interval band (``success_vs_T``);
+* :func:`passk_vs_k_figure`: pass@K against ``K``, one panel per ``T`` (``passk_vs_K``);
+* :func:`difference_figure`: for every pair of agents, the heatmap of ``first - second`` on common
+  tasks, cells whose interval excludes 0 marked with ``*`` (``difference``): where the first agent's
   advantage lives in the (K, T) plane.
 
-:func:`write_plots` writes all that apply into a directory (atomically) and returns their paths.
-:func:`new_figure`, :func:`save_figure` and :func:`figure_legend` are the figure helpers the other
-evaluation plots (probes, recovery) share.
+Curves of different agents never hide each other: each agent has its own marker and line style and
+is shifted a little along x (:func:`series_style`, :func:`shifted`), and an agent whose whole grid
+equals another's says so in the legend ("same as ...").
+
+:func:`write_plots` writes all that apply, in every requested format (``png``, ``pdf``, ``svg``),
+into an :func:`~agentgym_budget.eval.outputs.output_set` and returns their paths. :func:`new_figure`,
+:func:`save_figure` and :func:`figure_legend` are the figure helpers the other evaluation plots
+(probes, recovery) share.
 
 Example:
     >>> import tempfile, pathlib
+    >>> from agentgym_budget.eval.outputs import output_set
     >>> from agentgym_budget.eval.summary import summarize
     >>> records = [{"agent": a, "env_id": "e", "task_id": f"t{t}", "sample": s, "budget": 5, "mode": "independent",
     ...             "won": (s + t) % (2 if a == "x" else 3) == 0, "turns": 5} for a in "xy" for t in range(3) for s in range(2)]
-    >>> paths = write_plots(summarize(records, ks=[1, 2], budgets=[5], resamples=50), pathlib.Path(tempfile.mkdtemp()))
-    >>> sorted(p.name for p in paths), all(p.stat().st_size > 1000 for p in paths)
-    (['difference.png', 'heatmap.png', 'passk_vs_K.png', 'success_vs_T.png'], True)
+    >>> summary = summarize(records, ks=[1, 2], budgets=[5], resamples=50)
+    >>> with output_set(tempfile.mkdtemp(), plot_names(PLOT_STEMS)) as outputs:
+    ...     paths = write_plots(summary, outputs, formats=("svg",))
+    >>> sorted(p.name for p in outputs.written), all(p.stat().st_size > 1000 for p in outputs.written)
+    (['difference.svg', 'heatmap.svg', 'passk_vs_K.svg', 'success_vs_T.svg'], True)
 """
 
 from __future__ import annotations
@@ -31,21 +41,32 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_budget.eval.outputs import OutputSet, plot_names
 from agentgym_budget.eval.store import atomic_path
 from agentgym_budget.eval.summary import AgentGrid, Difference, Summary
 
 __all__ = [
+    "PLOT_STEMS",
+    "difference_figure",
     "figure_legend",
+    "heatmap_figure",
     "new_figure",
-    "plot_differences",
-    "plot_heatmaps",
-    "plot_passk_vs_k",
-    "plot_success_vs_budget",
+    "passk_vs_k_figure",
+    "plot_names",
+    "same_as",
     "save_figure",
+    "series_style",
+    "shifted",
+    "success_vs_budget_figure",
     "write_plots",
 ]
 
+PLOT_STEMS = ("heatmap", "success_vs_T", "passk_vs_K", "difference")
+"""File names (without format) of the Pass@(K,T) plots."""
+
 _DPI = 110
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+_STYLES = ("-", "--", ":", "-.")
 
 
 def new_figure(panels: int, *, width: float = 4.2, height: float = 3.4, columns: int = 4) -> tuple[Any, list[Any]]:
@@ -61,20 +82,71 @@ def new_figure(panels: int, *, width: float = 4.2, height: float = 3.4, columns:
     return figure, axes[:panels]
 
 
-def save_figure(figure: Any, path: Path) -> Path:
-    """Render ``figure`` to ``path`` as PNG, atomically; return the path."""
+def save_figure(figure: Any, paths: Path | Sequence[Path]) -> list[Path]:
+    """Render ``figure`` to each path, atomically, in the format its suffix names; return the paths."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(figure)
-    with atomic_path(path) as tmp:
-        figure.savefig(tmp, dpi=_DPI, format="png")
-    return path
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    for path in paths:
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, dpi=_DPI, format=path.suffix.lstrip(".") or "png")
+    return paths
 
 
 def figure_legend(figure: Any, axes: list[Any]) -> None:
-    """One legend below the panels, from the first axis's labelled artists."""
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), fontsize=8)
+    """One legend below the panels, from the labelled artists of every axis (each label once)."""
+    seen: dict[str, Any] = {}
+    for axis in axes:
+        for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    if seen:
+        figure.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=min(len(seen), 3), fontsize=8)
+
+
+def series_style(index: int) -> dict[str, str]:
+    """Marker and line style of the ``index``-th series (distinct for the first seven)."""
+    return {"marker": _MARKERS[index % len(_MARKERS)], "linestyle": _STYLES[index % len(_STYLES)]}
+
+
+def shifted(xs: Sequence[float], index: int, count: int, *, step: float, log: bool = False) -> np.ndarray:
+    """``xs`` shifted for the ``index``-th of ``count`` series, so equal series stay visible side by side.
+
+    The shift is ``step`` per series around 0 (in units of x, or of log2 x with ``log``).
+
+    Example:
+        >>> shifted([1, 2], 0, 2, step=0.2).tolist(), shifted([1, 2], 1, 2, step=0.2).tolist()
+        ([0.9, 1.9], [1.1, 2.1])
+    """
+    offset = (index - (count - 1) / 2) * step
+    values = np.asarray(xs, dtype=float)
+    return values * 2.0**offset if log else values + offset
+
+
+def same_as(grids: Sequence[AgentGrid]) -> dict[int, str]:
+    """``index -> label`` of an earlier grid with exactly the same estimates (for legend notes).
+
+    Example:
+        >>> import numpy as np
+        >>> key = ("a", "e", "{}", None, "independent", False)
+        >>> grid = lambda label, v: AgentGrid(label, key, ("t",), (1,), (5,), 1, np.array([[v]]), np.array([[v]]),
+        ...                                   np.array([[v]]))
+        >>> same_as([grid("a", 0.5), grid("b", 0.25), grid("c", 0.5)])
+        {2: 'a'}
+    """
+    notes: dict[int, str] = {}
+    for later in range(len(grids)):
+        for earlier in range(later):
+            a, b = grids[earlier].estimate, grids[later].estimate
+            if a.shape == b.shape and np.isfinite(a).any() and np.array_equal(a, b, equal_nan=True):
+                notes[later] = grids[earlier].label
+                break
+    return notes
+
+
+def _labels(grids: Sequence[AgentGrid]) -> list[str]:
+    notes = same_as(grids)
+    return [grid.label + (f" (same as {notes[i]})" if i in notes else "") for i, grid in enumerate(grids)]
 
 
 def _annotated_heatmap(
@@ -96,7 +168,7 @@ def _annotated_heatmap(
     return image
 
 
-def plot_heatmaps(grids: Sequence[AgentGrid], path: Path) -> Path:
+def heatmap_figure(grids: Sequence[AgentGrid]) -> Any:
     """One Pass@(K,T) heatmap per grid, values annotated."""
     figure, axes = new_figure(len(grids), columns=3)
     image = None
@@ -108,18 +180,20 @@ def plot_heatmaps(grids: Sequence[AgentGrid], path: Path) -> Path:
         axis.set_title(f"{grid.label}\n{len(grid.tasks)} tasks x {grid.samples} samples", fontsize=9)
     figure.colorbar(image, ax=axes, shrink=0.85, label="Pass@(K,T)")
     figure.suptitle("Pass@(K,T)")
-    return save_figure(figure, path)
+    return figure
 
 
-def plot_success_vs_budget(grids: Sequence[AgentGrid], path: Path) -> Path:
+def success_vs_budget_figure(grids: Sequence[AgentGrid]) -> Any:
     """Pass@(K,T) against T: one panel per K, one line (with interval band) per grid."""
     ks = grids[0].ks
+    labels = _labels(grids)
     figure, axes = new_figure(len(ks))
     for i, (k, axis) in enumerate(zip(ks, axes, strict=True)):
-        for grid in grids:
-            budgets = np.array(grid.budgets)
-            axis.plot(budgets, grid.estimate[i], marker="o", label=grid.label)
-            axis.fill_between(budgets, grid.low[i], grid.high[i], alpha=0.2)
+        for index, grid in enumerate(grids):
+            gaps = np.diff(grid.budgets).min() if len(grid.budgets) > 1 else 1
+            budgets = shifted(grid.budgets, index, len(grids), step=0.06 * gaps)
+            axis.plot(budgets, grid.estimate[i], label=labels[index], **series_style(index))
+            axis.fill_between(budgets, grid.low[i], grid.high[i], alpha=0.15)
         axis.set_title(f"K = {k}")
         axis.set_xlabel("turn budget T")
         axis.set_ylabel("Pass@(K,T)")
@@ -127,18 +201,19 @@ def plot_success_vs_budget(grids: Sequence[AgentGrid], path: Path) -> Path:
         axis.grid(alpha=0.3)
     figure_legend(figure, axes)
     figure.suptitle("Success against the turn budget, at fixed K")
-    return save_figure(figure, path)
+    return figure
 
 
-def plot_passk_vs_k(grids: Sequence[AgentGrid], path: Path) -> Path:
+def passk_vs_k_figure(grids: Sequence[AgentGrid]) -> Any:
     """Pass@(K,T) against K (log scale): one panel per T, one line (with interval band) per grid."""
     budgets = grids[0].budgets
+    labels = _labels(grids)
     figure, axes = new_figure(len(budgets), columns=5, width=3.6)
     for j, (t, axis) in enumerate(zip(budgets, axes, strict=True)):
-        for grid in grids:
-            ks = np.array(grid.ks)
-            axis.plot(ks, grid.estimate[:, j], marker="o", label=grid.label)
-            axis.fill_between(ks, grid.low[:, j], grid.high[:, j], alpha=0.2)
+        for index, grid in enumerate(grids):
+            ks = shifted(grid.ks, index, len(grids), step=0.08, log=True)
+            axis.plot(ks, grid.estimate[:, j], label=labels[index], **series_style(index))
+            axis.fill_between(ks, grid.low[:, j], grid.high[:, j], alpha=0.15)
         axis.set_xscale("log", base=2)
         axis.set_xticks(grids[0].ks, [str(k) for k in grids[0].ks])
         axis.set_title(f"T = {t}")
@@ -148,10 +223,10 @@ def plot_passk_vs_k(grids: Sequence[AgentGrid], path: Path) -> Path:
         axis.grid(alpha=0.3)
     figure_legend(figure, axes)
     figure.suptitle("Pass@K against K, at fixed turn budget")
-    return save_figure(figure, path)
+    return figure
 
 
-def plot_differences(differences: Sequence[Difference], path: Path) -> Path:
+def difference_figure(differences: Sequence[Difference]) -> Any:
     """Heatmap of ``first - second`` per pair; ``*`` marks cells whose interval excludes 0."""
     figure, axes = new_figure(len(differences), columns=3, width=4.8)
     image = None
@@ -179,21 +254,27 @@ def plot_differences(differences: Sequence[Difference], path: Path) -> Path:
         axis.set_title(f"{difference.first}\nminus {difference.second}", fontsize=9)
     figure.colorbar(image, ax=axes, shrink=0.85, label="difference in Pass@(K,T)")
     figure.suptitle(f"Difference ({len(differences[0].tasks)} common tasks; * = interval excludes 0)")
-    return save_figure(figure, path)
+    return figure
 
 
-def write_plots(summary: Summary, directory: Path) -> list[Path]:
-    """Write every plot that applies to ``summary`` into ``directory``; return their paths."""
-    directory = Path(directory)
+def write_plots(summary: Summary, outputs: OutputSet, formats: Sequence[str] = ("png",)) -> list[Path]:
+    """Write every plot that applies to ``summary`` in each of ``formats`` into ``outputs``; return their paths.
+
+    ``outputs`` must accept the names :func:`plot_names` ``(PLOT_STEMS)``; the paths returned are
+    where the files are staged until the output set is committed.
+    """
     grids = [grid for grid in summary.grids if np.isfinite(grid.estimate).any()]
     if not grids:
         return []
-    paths = [
-        plot_heatmaps(grids, directory / "heatmap.png"),
-        plot_success_vs_budget(grids, directory / "success_vs_T.png"),
-        plot_passk_vs_k(grids, directory / "passk_vs_K.png"),
-    ]
+    figures = {
+        "heatmap": heatmap_figure(grids),
+        "success_vs_T": success_vs_budget_figure(grids),
+        "passk_vs_K": passk_vs_k_figure(grids),
+    }
     differences = [d for d in summary.differences if np.isfinite(d.estimate).any()]
     if differences:
-        paths.append(plot_differences(differences, directory / "difference.png"))
+        figures["difference"] = difference_figure(differences)
+    paths = []
+    for stem, figure in figures.items():
+        paths += save_figure(figure, [outputs.path(f"{stem}.{fmt}") for fmt in formats])
     return paths

@@ -12,10 +12,17 @@ With ``workers <= 1`` the jobs run in the calling process (no pickling, easy deb
 free. If a job raises, the run stops: the other workers are terminated and
 :class:`~agentgym_budget.errors.WorkerError` says which job failed and why (results already emitted
 were delivered). A worker that dies without a word (killed, out of memory) is reported the same way.
-Workers ignore ``SIGINT``; on Ctrl-C the parent terminates them.
+Workers ignore ``SIGINT``; on Ctrl-C the parent terminates them. Workers end by themselves as soon
+as the parent process dies, even by ``kill -9`` (:func:`~agentgym_budget.eval.parent_watch.exit_with_parent`).
 
 ``finalize`` (module-level, optional) runs in each worker after its last job, and in the calling
 process after the jobs when ``workers <= 1``, to release per-process resources.
+
+:func:`run_jobs` only dispatches to an executor: ``_run_here`` (in this process) or
+``_run_in_processes`` (spawned worker processes). Another executor (e.g. a cluster backend) has the
+same contract: run ``fn(job, emit)`` for every job, hand every emitted result to ``on_result`` in
+the calling process as soon as it arrives, run ``finalize`` once per worker, and raise
+:class:`~agentgym_budget.errors.WorkerError` naming the failed job.
 
 :func:`run_logged_jobs` is :func:`run_jobs` as the evaluation commands use it: every result is
 appended to a :class:`~agentgym_budget.eval.store.JsonlStore` at once, under a progress bar.
@@ -30,6 +37,7 @@ Example:
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import signal
 import sys
@@ -38,6 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentgym_budget.errors import WorkerError
+from agentgym_budget.eval.parent_watch import exit_with_parent
 
 if TYPE_CHECKING:
     from agentgym_budget.eval.store import JsonlStore
@@ -60,7 +69,9 @@ def _worker_main(
     finalize: Callable[[], None] | None,
     jobs: Any,
     results: Any,
+    parent: int,
 ) -> None:
+    exit_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         while True:
@@ -107,13 +118,32 @@ def run_jobs(
     if not jobs:
         return
     if workers <= 1:
-        try:
-            for job in jobs:
-                fn(job, on_result)
-        finally:
-            if finalize is not None:
-                finalize()
-        return
+        _run_here(fn, jobs, on_result, finalize)
+    else:
+        _run_in_processes(fn, jobs, workers, on_result, finalize)
+
+
+def _run_here(
+    fn: Callable[[Any, Emit], None],
+    jobs: Sequence[Any],
+    on_result: Callable[[Any], None],
+    finalize: Callable[[], None] | None,
+) -> None:
+    try:
+        for job in jobs:
+            fn(job, on_result)
+    finally:
+        if finalize is not None:
+            finalize()
+
+
+def _run_in_processes(
+    fn: Callable[[Any, Emit], None],
+    jobs: Sequence[Any],
+    workers: int,
+    on_result: Callable[[Any], None],
+    finalize: Callable[[], None] | None,
+) -> None:
     context = multiprocessing.get_context("spawn")
     job_queue, result_queue = context.Queue(), context.Queue()
     for index, job in enumerate(jobs):
@@ -122,7 +152,7 @@ def run_jobs(
     for _ in range(count):
         job_queue.put(None)
     processes = [
-        context.Process(target=_worker_main, args=(fn, finalize, job_queue, result_queue), daemon=True)
+        context.Process(target=_worker_main, args=(fn, finalize, job_queue, result_queue, os.getpid()), daemon=True)
         for _ in range(count)
     ]
     for process in processes:

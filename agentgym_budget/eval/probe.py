@@ -38,6 +38,7 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
+from agentgym_budget.eval.outputs import output_set, parse_plot_formats, plot_names
 from agentgym_budget.eval.pool import run_logged_jobs
 from agentgym_budget.eval.probe_states import (
     ReferenceStates,
@@ -46,6 +47,7 @@ from agentgym_budget.eval.probe_states import (
 from agentgym_budget.eval.probe_summary import ProbeSummary, summarize_probes
 from agentgym_budget.eval.process_signal import SignalPoint, analyze_signal
 from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.run_lock import lock_directory
 from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text, pin_settings
 from agentgym_budget.eval.validation import count, run_agents, run_envs
 
@@ -294,18 +296,35 @@ class ProbeRun:
     files: list[Path] = field(default_factory=list)
 
 
-def run_probe(config: ProbeConfig, out: str | Path, *, progress: bool = True, plots: bool = True) -> ProbeRun:
+def run_probe(
+    config: ProbeConfig,
+    out: str | Path,
+    *,
+    progress: bool = True,
+    plots: bool = True,
+    plot_formats: Sequence[str] = ("png",),
+) -> ProbeRun:
     """Probe the missing states of ``config`` into ``out``, then summarise (see the module docstring).
 
+    ``out`` is locked while the run writes into it (:func:`~agentgym_budget.eval.run_lock.lock_directory`);
+    the reference log is read before ``run.json`` is written. ``plot_formats``: ``png``, ``pdf``, ``svg``.
+
     Raises:
-        RunConfigError: ``out`` holds a run with other pinned settings.
-        DataError: A reference log is missing or has no usable episode.
+        RunConfigError: ``out`` holds a run with other pinned settings, or another command writes into it.
+        DataError: A reference log is missing, has no usable episode, or a line of it (or of the
+            probe log) is not a usable record (the message names the line).
         WorkerError: A job failed in a worker (logged records are kept; rerun to resume).
     """
+    plot_formats = parse_plot_formats(plot_formats)
+    out = Path(out)
+    with lock_directory(out, "probe"):
+        return _run_locked(config, out, progress, plots, plot_formats)
+
+
+def _run_locked(config: ProbeConfig, out: Path, progress: bool, plots: bool, plot_formats: Sequence[str]) -> ProbeRun:
     from agentgym_budget.eval.probe_worker import close_worker_resources, probe_job
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    trajectories = reference_trajectories(config)
     pin_settings(
         out / RUN_FILE,
         config.to_json(),
@@ -313,7 +332,6 @@ def run_probe(config: ProbeConfig, out: str | Path, *, progress: bool = True, pl
         keep="the envs, seed, reference, budget, slack, continuation, rollouts and budget visibility",
     )
     per_trajectory = config.states_per_trajectory * len(config.specs) * config.samples
-    trajectories = reference_trajectories(config)
     with JsonlStore(out / PROBES_FILE, key=probe_key) as store:
         jobs = plan_probe_jobs(config, store.records, trajectories)
         total = sum(len(planned) for planned in trajectories.values()) * per_trajectory
@@ -343,11 +361,13 @@ def run_probe(config: ProbeConfig, out: str | Path, *, progress: bool = True, pl
         seed=config.seed,
     )
     summary.process_signal = analyze_signal(probe_signal_points(records))
-    files = [atomic_write_json(out / "summary.json", summary.to_json(config.to_json()))]
-    files.append(write_csv(out / "summary.csv", summary.csv_rows()))
-    if plots:
-        from agentgym_budget.eval.probe_plots import plot_accuracy_by_depth
+    with output_set(out, ["summary.json", "summary.csv", *plot_names(["accuracy_by_depth"])]) as outputs:
+        atomic_write_json(outputs.path("summary.json"), summary.to_json(config.to_json()))
+        write_csv(outputs.path("summary.csv"), summary.csv_rows())
+        if plots and summary.agents:
+            from agentgym_budget.eval.plots import save_figure
+            from agentgym_budget.eval.probe_plots import accuracy_by_depth_figure
 
-        if summary.agents:
-            files.append(plot_accuracy_by_depth(summary, out / "accuracy_by_depth.png"))
-    return ProbeRun(out, summary, probed, max(0, len(records) - probed), files)
+            paths = [outputs.path(f"accuracy_by_depth.{fmt}") for fmt in plot_formats]
+            save_figure(accuracy_by_depth_figure(summary), paths)
+    return ProbeRun(out, summary, probed, max(0, len(records) - probed), outputs.written)

@@ -1,10 +1,12 @@
 """Plots of the probes: single-step accuracy and value by depth; recovery rate against the remaining budget.
 
-Both use the figure helpers of :mod:`agentgym_budget.eval.plots` (Agg canvas, atomic writes).
+Both return a :class:`matplotlib.figure.Figure` built with the helpers of :mod:`agentgym_budget.eval.plots`
+(save it with :func:`~agentgym_budget.eval.plots.save_figure`, in any of its formats):
 
-* :func:`plot_accuracy_by_depth` (``accuracy_by_depth.png``): step accuracy and step value against
-  the depth of the probe state, one line per agent with its bootstrap band;
-* :func:`plot_recovery_vs_budget` (``recovery_vs_budget.png``): recovery rate against the turns left
+* :func:`accuracy_by_depth_figure` (``accuracy_by_depth``): step accuracy and step value against
+  the depth of the probe state, one line per agent with its bootstrap band; a depth without states
+  breaks the line (nothing is drawn across it);
+* :func:`recovery_vs_budget_figure` (``recovery_vs_budget``): recovery rate against the turns left
   after the perturbation, one panel per number of forced wrong actions ``k``, one line per agent.
 
 Lines of different agents are shifted a little along x and drawn in different styles, so agents
@@ -12,49 +14,69 @@ with equal results stay visible.
 
 Example:
     >>> import tempfile, pathlib
+    >>> from agentgym_budget.eval.plots import save_figure
     >>> from agentgym_budget.eval.probe_summary import Estimate
     >>> curves = {"a": {1: [(5, Estimate(0.2, 0.1, 0.3, 4)), (10, Estimate(0.6, 0.4, 0.8, 4))]},
     ...           "b": {1: [(5, Estimate(0.0, 0.0, 0.0, 4)), (10, Estimate(0.1, 0.0, 0.2, 4))]}}
-    >>> path = plot_recovery_vs_budget(curves, pathlib.Path(tempfile.mkdtemp()) / "recovery.png")
-    >>> path.stat().st_size > 1000
-    True
+    >>> paths = save_figure(recovery_vs_budget_figure(curves), [pathlib.Path(tempfile.mkdtemp()) / "recovery.svg"])
+    >>> paths[0].read_text()[:5]
+    '<?xml'
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agentgym_budget.eval.plots import figure_legend, new_figure, save_figure
+from agentgym_budget.eval.plots import figure_legend, new_figure, series_style, shifted
 from agentgym_budget.eval.probe_summary import Estimate, ProbeSummary
 
-__all__ = ["plot_accuracy_by_depth", "plot_recovery_vs_budget"]
+__all__ = ["accuracy_by_depth_figure", "break_gaps", "recovery_vs_budget_figure"]
 
 
-_MARKERS = ("o", "s", "^", "D", "v")
-_STYLES = ("-", "--", ":", "-.")
+def break_gaps(points: Sequence[tuple[int, Estimate]], step: int) -> list[tuple[float, float, float, float]]:
+    """``(x, mean, low, high)`` rows of ``points`` (sorted by x) with a ``nan`` row wherever x jumps by more than ``step``.
+
+    Matplotlib breaks a line (and its band) at ``nan``, so no line is drawn across x values without data.
+
+    Example:
+        >>> rows = break_gaps([(0, Estimate(1.0, 1.0, 1.0, 2)), (1, Estimate(0.5, 0.0, 1.0, 2)),
+        ...                    (4, Estimate(0.0, 0.0, 0.0, 1))], step=1)
+        >>> [row[1] for row in rows]
+        [1.0, 0.5, nan, 0.0]
+    """
+    rows: list[tuple[float, float, float, float]] = []
+    previous: int | None = None
+    for x, estimate in sorted(points, key=lambda point: point[0]):
+        if previous is not None and x - previous > step:
+            rows.append(((x + previous) / 2, np.nan, np.nan, np.nan))
+        rows.append((float(x), estimate.mean, estimate.low, estimate.high))
+        previous = x
+    return rows
 
 
-def _line(axis: Any, points: Sequence[tuple[int, Estimate]], label: str, index: int = 0, count: int = 1) -> None:
-    # Agents with equal results would hide each other: shift each line a little and vary its style.
-    shift = (index - (count - 1) / 2) * 0.12
-    xs = np.array([x for x, _ in points], dtype=float) + shift
-    style = {"marker": _MARKERS[index % len(_MARKERS)], "linestyle": _STYLES[index % len(_STYLES)]}
-    axis.plot(xs, [e.mean for _, e in points], label=label, **style)
-    axis.fill_between(xs, [e.low for _, e in points], [e.high for _, e in points], alpha=0.15)
+def _line(
+    axis: Any, points: Sequence[tuple[int, Estimate]], label: str, index: int, count: int, *, gap: int | None = None
+) -> None:
+    rows = break_gaps(points, gap) if gap is not None else [(x, e.mean, e.low, e.high) for x, e in points]
+    if not rows:
+        return
+    xs, means, lows, highs = (np.array(column, dtype=float) for column in zip(*rows, strict=True))
+    xs = shifted(xs, index, count, step=0.12)
+    axis.plot(xs, means, label=label, **series_style(index))
+    axis.fill_between(xs, lows, highs, alpha=0.15)
 
 
-def plot_accuracy_by_depth(summary: ProbeSummary, path: Path) -> Path:
-    """Step accuracy and step value against depth, one line (with interval band) per agent."""
+def accuracy_by_depth_figure(summary: ProbeSummary) -> Any:
+    """Step accuracy and step value against depth, one line (with interval band) per agent, broken at empty depths."""
     figure, axes = new_figure(2, columns=2, width=5.0)
     count = len(summary.agents)
     for index, (name, agent) in enumerate(summary.agents.items()):
         depths = sorted(agent.by_depth)
-        _line(axes[0], [(d, agent.by_depth[d][0]) for d in depths], name, index, count)
-        _line(axes[1], [(d, agent.by_depth[d][1]) for d in depths], name, index, count)
+        _line(axes[0], [(d, agent.by_depth[d][0]) for d in depths], name, index, count, gap=1)
+        _line(axes[1], [(d, agent.by_depth[d][1]) for d in depths], name, index, count, gap=1)
     for axis, title in zip(
         axes, ("step accuracy (expert agreement)", "step value (continuations that win)"), strict=True
     ):
@@ -66,10 +88,10 @@ def plot_accuracy_by_depth(summary: ProbeSummary, path: Path) -> Path:
     figure_legend(figure, axes)
     states = max((agent.step_accuracy.n for agent in summary.agents.values()), default=0)
     figure.suptitle(f"Single-step probes by depth ({states} states)")
-    return save_figure(figure, path)
+    return figure
 
 
-def plot_recovery_vs_budget(curves: Mapping[str, Mapping[int, Sequence[tuple[int, Estimate]]]], path: Path) -> Path:
+def recovery_vs_budget_figure(curves: Mapping[str, Mapping[int, Sequence[tuple[int, Estimate]]]]) -> Any:
     """Recovery rate against the remaining budget: ``curves[agent][k]`` is a list of ``(budget, estimate)``."""
     ks = sorted({k for per_k in curves.values() for k in per_k})
     figure, axes = new_figure(len(ks), columns=3)
@@ -84,4 +106,4 @@ def plot_recovery_vs_budget(curves: Mapping[str, Mapping[int, Sequence[tuple[int
         axis.grid(alpha=0.3)
     figure_legend(figure, axes)
     figure.suptitle("Recovery rate against the remaining budget")
-    return save_figure(figure, path)
+    return figure

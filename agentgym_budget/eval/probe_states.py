@@ -47,7 +47,9 @@ import numpy as np
 
 from agentgym_budget.agents.base import observe_turn
 from agentgym_budget.errors import DataError
+from agentgym_budget.eval.env_args import default_split
 from agentgym_budget.eval.passkt import episode_seed
+from agentgym_budget.eval.records import reference_problem
 from agentgym_budget.eval.rollout import EnvRef, agent_view
 from agentgym_budget.eval.store import read_jsonl
 from agentgym_budget.state import EnvState
@@ -167,20 +169,25 @@ def logged_episodes(path: str | Path, env: EnvRef, agent: str | None = None) -> 
     budget is kept (with a hidden budget, the shorter ones are its prefixes). They are ordered by
     sample, then task, then agent, so the first ones cover every task once before any task twice.
 
+    Records without a ``split`` (logs of older versions) are read as of the env's default split.
+
     Raises:
-        DataError: The file is missing, or holds no episode with actions of this env (and agent).
+        DataError: The file is missing; an episode line is not a usable reference (a missing or
+            malformed task id, seed, budget, sample or actions: the message names the line); or the
+            log holds no episode with actions of this env (and agent).
     """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"No episode log at {path}; pass the episodes.jsonl of a passkt or recovery run.")
     kwargs = dict(env.kwargs)
     best: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for record in read_jsonl(path):
-        if record.get("kind", "natural") != "natural" or not isinstance(record.get("actions"), list):
+    for record in read_jsonl(path, check=_reference_problem):
+        if record.get("kind", "natural") != "natural":
             continue
         if record.get("env_id") != env.env_id or (record.get("env_kwargs") or {}) != kwargs:
             continue
-        if record.get("split") != env.split or (agent is not None and record.get("agent") != agent):
+        split = record.get("split") or default_split(env.env_id)
+        if split != env.split or (agent is not None and record.get("agent") != agent):
             continue
         slot = (str(record.get("agent")), str(record["task_id"]), int(record.get("sample", 0)))
         if slot not in best or int(record.get("budget", 0)) > int(best[slot].get("budget", 0)):
@@ -189,6 +196,10 @@ def logged_episodes(path: str | Path, env: EnvRef, agent: str | None = None) -> 
         who = f" by agent {agent!r}" if agent else ""
         raise DataError(f"{path} holds no logged episode{who} with actions on {env.label}.")
     return [best[slot] for slot in sorted(best, key=lambda slot: (slot[2], slot[1], slot[0]))]
+
+
+def _reference_problem(record: Mapping[str, Any]) -> str | None:
+    return reference_problem(record) if record.get("kind", "natural") == "natural" else None
 
 
 def logged_trajectories(path: str | Path, env: EnvRef, agent: str | None = None) -> list[Trajectory]:

@@ -38,6 +38,7 @@ from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
 from agentgym_budget.eval.natural_recovery import natural_recovery, trace_signal_points
+from agentgym_budget.eval.outputs import output_set, parse_plot_formats, plot_names
 from agentgym_budget.eval.pool import run_logged_jobs
 from agentgym_budget.eval.probe import write_csv
 from agentgym_budget.eval.probe_states import (
@@ -48,6 +49,7 @@ from agentgym_budget.eval.probe_states import (
 from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.eval.recovery_summary import RecoverySummary, summarize_recovery
 from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.run_lock import lock_directory
 from agentgym_budget.eval.store import JsonlStore, atomic_write_json, pin_settings
 from agentgym_budget.eval.validation import count, run_agents, run_envs
 from agentgym_budget.wrappers.turn_budget import validate_budget
@@ -350,25 +352,47 @@ class RecoveryRun:
     files: list[Path] = field(default_factory=list)
 
 
-def run_recovery(config: RecoveryConfig, out: str | Path, *, progress: bool = True, plots: bool = True) -> RecoveryRun:
+def run_recovery(
+    config: RecoveryConfig,
+    out: str | Path,
+    *,
+    progress: bool = True,
+    plots: bool = True,
+    plot_formats: Sequence[str] = ("png",),
+) -> RecoveryRun:
     """Play the missing episodes of ``config`` into ``out``, then summarise (see the module docstring).
 
+    ``out`` is locked while the run writes into it (:func:`~agentgym_budget.eval.run_lock.lock_directory`);
+    the logs named by the config are read before ``run.json`` is written. ``plot_formats``: ``png``,
+    ``pdf``, ``svg``.
+
     Raises:
-        RunConfigError: ``out`` holds a run with other pinned settings.
-        DataError: A reference or episode log is missing or has no usable episode.
+        RunConfigError: ``out`` holds a run with other pinned settings, or another command writes into it.
+        DataError: A reference or episode log is missing, has no usable episode, or a line of it is
+            not a usable record (the message names the line).
         WorkerError: A job failed in a worker (logged records are kept; rerun to resume).
     """
+    plot_formats = parse_plot_formats(plot_formats)
+    out = Path(out)
+    with lock_directory(out, "recovery"):
+        return _run_locked(config, out, progress, plots, plot_formats)
+
+
+def _run_locked(
+    config: RecoveryConfig, out: Path, progress: bool, plots: bool, plot_formats: Sequence[str]
+) -> RecoveryRun:
     from agentgym_budget.eval.recovery_worker import close_worker_resources, recovery_job
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    trajectories = {env: config.trajectories(env) for env in config.envs}
+    for source in config.episodes:
+        for env in config.envs:
+            logged_episodes(source, env)
     pin_settings(
         out / RUN_FILE,
         config.to_json(),
         _PINNED,
         keep="the envs, seed, reference, error preference, budget visibility and natural budget",
     )
-    trajectories = {env: config.trajectories(env) for env in config.envs}
     with JsonlStore(out / EPISODES_FILE, key=recovery_key) as store:
         plan = plan_recovery_jobs(config, store.records, trajectories)
         played = run_logged_jobs(
@@ -400,10 +424,13 @@ def run_recovery(config: RecoveryConfig, out: str | Path, *, progress: bool = Tr
     summary.natural = natural_recovery([r for r in natural if r["kind"] == "natural"], **options)
     summary.traced = natural_recovery([r for r in natural if r["kind"] == "traced"], **options)
     summary.process_signal = analyze_signal(trace_signal_points(natural))
-    files = [atomic_write_json(out / "summary.json", summary.to_json(config.to_json()))]
-    files.append(write_csv(out / "summary.csv", summary.csv_rows()))
-    if plots and summary.agents:
-        from agentgym_budget.eval.probe_plots import plot_recovery_vs_budget
+    with output_set(out, ["summary.json", "summary.csv", *plot_names(["recovery_vs_budget"])]) as outputs:
+        atomic_write_json(outputs.path("summary.json"), summary.to_json(config.to_json()))
+        write_csv(outputs.path("summary.csv"), summary.csv_rows())
+        if plots and summary.agents:
+            from agentgym_budget.eval.plots import save_figure
+            from agentgym_budget.eval.probe_plots import recovery_vs_budget_figure
 
-        files.append(plot_recovery_vs_budget(summary.curves(), out / "recovery_vs_budget.png"))
-    return RecoveryRun(out, summary, played, max(0, len(final.wanted) - played), files)
+            paths = [outputs.path(f"recovery_vs_budget.{fmt}") for fmt in plot_formats]
+            save_figure(recovery_vs_budget_figure(summary.curves()), paths)
+    return RecoveryRun(out, summary, played, max(0, len(final.wanted) - played), outputs.written)

@@ -160,7 +160,7 @@ class RecoverySummary:
     process_signal: dict[str, Any] = field(default_factory=dict)
 
     def curves(self) -> dict[str, dict[int, list[tuple[int, Estimate]]]]:
-        """``agent -> k -> [(R, estimate)]`` for :func:`~agentgym_budget.eval.probe_plots.plot_recovery_vs_budget`."""
+        """``agent -> k -> [(R, estimate)]`` for :func:`~agentgym_budget.eval.probe_plots.recovery_vs_budget_figure`."""
         return {
             name: {k: [(r, e) for (kk, r), e in sorted(agent.rates.items()) if kk == k] for k in self.ks}
             for name, agent in self.agents.items()

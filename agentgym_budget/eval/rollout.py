@@ -38,6 +38,7 @@ import gymnasium as gym
 
 from agentgym_budget.agents.base import close_shared_resources, episode_stats, is_async_agent
 from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.eval.env_args import check_env_kwargs, default_split
 from agentgym_budget.registration import make, resolve_id
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 
@@ -71,12 +72,17 @@ class EnvRef:
     Attributes:
         env_id: The full registered id.
         kwargs: Constructor arguments as sorted ``(name, value)`` pairs.
-        split: Task split (``None``: the env's default).
+        split: Task split; ``None`` is resolved to the env's default split
+            (:func:`~agentgym_budget.eval.env_args.default_split`), so records name the split used.
     """
 
     env_id: str
     kwargs: tuple[tuple[str, Any], ...] = ()
     split: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.split is None:
+            object.__setattr__(self, "split", default_split(self.env_id))
 
     @classmethod
     def parse(cls, env_id: str, kwargs: str | Mapping[str, Any] | None = None, split: str | None = None) -> EnvRef:
@@ -86,11 +92,17 @@ class EnvRef:
 
         Raises:
             UnknownEnvIdError: The id is not registered.
-            InvalidOptionError: Malformed ``kwargs``.
+            InvalidOptionError: Malformed ``kwargs``, or an argument the env's constructor does not
+                take (the message lists those it does, with a did-you-mean).
 
         Example:
-            >>> EnvRef.parse("TextWorld-Cooking-v0", "difficulty=1").label
-            'TextWorld-Cooking-v0(difficulty=1)'
+            >>> ref = EnvRef.parse("TextWorld-Cooking-v0", "difficulty=1")
+            >>> ref.label, ref.split
+            ('TextWorld-Cooking-v0(difficulty=1)', 'train')
+            >>> EnvRef.parse("TextWorld-Cooking-v0", "dificulty=1")
+            Traceback (most recent call last):
+            ...
+            agentgym_budget.errors.InvalidOptionError: TextWorld-Cooking-v0 has no argument 'dificulty'. Did you mean 'difficulty'? ...
         """
         if isinstance(kwargs, str):
             items = {}
@@ -103,13 +115,16 @@ class EnvRef:
         options = dict(kwargs or {})
         if "split" in options:
             split = split or options.pop("split")
-        return cls(resolve_id(env_id), tuple(sorted(options.items())), split)
+        full_id = resolve_id(env_id)
+        check_env_kwargs(full_id, options)
+        return cls(full_id, tuple(sorted(options.items())), split)
 
     @property
     def label(self) -> str:
-        """Short readable name: id without namespace, plus arguments and split."""
+        """Short readable name: id without namespace, plus arguments and the split unless it is the default."""
         name = self.env_id.split("/", 1)[-1]
-        args = [f"{k}={v}" for k, v in self.kwargs] + ([f"split={self.split}"] if self.split else [])
+        shown_split = self.split is not None and self.split != default_split(self.env_id)
+        args = [f"{k}={v}" for k, v in self.kwargs] + ([f"split={self.split}"] if shown_split else [])
         return f"{name}({','.join(args)})" if args else name
 
     def make_base(self, info_keys: Iterable[str] = ()) -> gym.Env:

@@ -40,15 +40,26 @@ from typing import IO, Any
 
 from agentgym_budget.errors import DataError, RunConfigError
 
-__all__ = ["JsonlStore", "atomic_path", "atomic_write_json", "atomic_write_text", "pin_settings", "read_jsonl"]
+__all__ = [
+    "Check",
+    "JsonlStore",
+    "atomic_path",
+    "atomic_write_json",
+    "atomic_write_text",
+    "numbered_jsonl",
+    "pin_settings",
+    "read_jsonl",
+]
 
 
-def read_jsonl(path: str | Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """Read the committed records of a JSONL log (a cut last line is skipped, or removed if ``repair``).
+Check = Callable[[Mapping[str, Any]], str | None]
+"""A record check: ``None`` when a record is usable, else the problem (see :mod:`agentgym_budget.eval.records`)."""
 
-    Raises:
-        DataError: A committed line is not a JSON object.
-    """
+
+def numbered_jsonl(
+    path: str | Path, *, repair: bool = False, check: Check | None = None
+) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` of every committed record of a JSONL log (see :func:`read_jsonl`)."""
     path = Path(path)
     if not path.exists():
         return []
@@ -65,12 +76,41 @@ def read_jsonl(path: str | Path, *, repair: bool = False) -> list[dict[str, Any]
             continue
         try:
             record = json.loads(line)
+        except RecursionError:
+            raise DataError(f"{path}:{number} is nested too deeply to be a record; the log is corrupt.") from None
         except ValueError as err:
             raise DataError(f"{path}:{number} is not valid JSON ({err}); the log is corrupt.") from err
         if not isinstance(record, dict):
             raise DataError(f"{path}:{number} is not a JSON object; the log is corrupt.")
-        records.append(record)
+        problem = check(record) if check is not None else None
+        if problem:
+            raise DataError(f"{path}:{number} is not a usable record: {problem}.")
+        records.append((number, record))
     return records
+
+
+def read_jsonl(path: str | Path, *, repair: bool = False, check: Check | None = None) -> list[dict[str, Any]]:
+    """Read the committed records of a JSONL log (a cut last line is skipped, or removed if ``repair``).
+
+    Args:
+        path: The log (a missing file holds no record).
+        repair: Remove a cut last line from the file.
+        check: Returns the problem of a record that is valid JSON but unusable (e.g. a missing field).
+
+    Raises:
+        DataError: A committed line is not a JSON object, or ``check`` finds a problem; the message
+            names the file and line.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.jsonl"
+        >>> _ = path.write_text('{"id": 1}\\n{"name": "x"}\\n')
+        >>> read_jsonl(path, check=lambda r: None if "id" in r else "field 'id' is missing")
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.DataError: ...log.jsonl:2 is not a usable record: field 'id' is missing.
+    """
+    return [record for _, record in numbered_jsonl(path, repair=repair, check=check)]
 
 
 class JsonlStore:
@@ -79,20 +119,32 @@ class JsonlStore:
     Args:
         path: The log file (created with its directory if missing).
         key: Identity of a record; a record whose key is already in the log is not appended again.
+        check: Checks every logged record (see :func:`read_jsonl`).
+
+    Raises:
+        DataError: A committed line is corrupt, fails ``check``, or has no key (a missing field); the
+            message names the file and line.
 
     Attributes:
         records: Every committed record, in file order (first occurrence of each key).
         keys: The keys of :attr:`records`.
     """
 
-    def __init__(self, path: str | Path, key: Callable[[Mapping[str, Any]], Hashable]) -> None:
+    def __init__(
+        self, path: str | Path, key: Callable[[Mapping[str, Any]], Hashable], *, check: Check | None = None
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._key = key
         self.records: list[dict[str, Any]] = []
         self.keys: set[Hashable] = set()
-        for record in read_jsonl(self.path, repair=True):
-            identity = key(record)
+        for number, record in numbered_jsonl(self.path, repair=True, check=check):
+            try:
+                identity = key(record)
+            except KeyError as err:
+                raise DataError(f"{self.path}:{number} is not a usable record: field {err} is missing.") from None
+            except (TypeError, ValueError, OverflowError) as err:
+                raise DataError(f"{self.path}:{number} is not a usable record: {err}.") from None
             if identity not in self.keys:
                 self.keys.add(identity)
                 self.records.append(record)

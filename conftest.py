@@ -1,0 +1,59 @@
+"""Repository-wide pytest hooks: the slow-marker policy that keeps the quick loop quick (see tests/README.md).
+
+``python -m pytest -m "not slow"`` is the developers' quick loop; ``python -m pytest`` (CI) runs
+everything. A test (or doctest) is marked ``slow`` when it takes more than :data:`QUICK_TEST_SECONDS`
+on a quiet 2-core machine with a warm cache. So that the policy holds while tests are added, every
+run ends with a short report: the time spent in tests that are not marked slow, and the unmarked
+tests that took longer than the threshold (candidates for ``@pytest.mark.slow``, or for a cheaper
+setup). It is advice, never a failure: timings on a busy machine vary.
+
+Doctests are marked slow by module in :data:`SLOW_DOCTEST_MODULES` (a docstring cannot carry a marker).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+QUICK_TEST_SECONDS = 2.0
+"""Longest a test not marked ``slow`` should take (setup + call + teardown, quiet machine, warm cache)."""
+
+SLOW_DOCTEST_MODULES: frozenset[str] = frozenset()
+"""Modules whose doctests are marked ``slow`` (they play many episodes or generate data)."""
+
+_durations: dict[str, float] = defaultdict(float)
+_slow: set[str] = set()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = getattr(getattr(item, "dtest", None), "name", None)  # doctest items only
+        if name and any(name == module or name.startswith(module + ".") for module in SLOW_DOCTEST_MODULES):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _durations[report.nodeid] += report.duration
+    if "slow" in report.keywords:
+        _slow.add(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _durations:
+        return
+    quick = {node: seconds for node, seconds in _durations.items() if node not in _slow}
+    slow_total = sum(seconds for node, seconds in _durations.items() if node in _slow)
+    over = sorted(((s, n) for n, s in quick.items() if s > QUICK_TEST_SECONDS), reverse=True)
+    terminalreporter.write_sep("-", "slow-marker policy (tests/README.md)")
+    terminalreporter.write_line(
+        f"{len(quick)} tests not marked slow: {sum(quick.values()):.0f} s; "
+        f"{len(_durations) - len(quick)} marked slow: {slow_total:.0f} s."
+    )
+    if over:
+        terminalreporter.write_line(
+            f"{len(over)} unmarked tests took over {QUICK_TEST_SECONDS:g} s here (on a busy machine everything "
+            "is slower; judge on a quiet one): mark them @pytest.mark.slow or make them cheaper."
+        )
+        for seconds, node in over[:15]:
+            terminalreporter.write_line(f"  {seconds:6.1f} s  {node}")
