@@ -38,6 +38,7 @@ import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils import RecordConstructorArgs
 
+from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.state import EnvState
 
@@ -80,7 +81,7 @@ def _wrapper_part(wrapper: gym.Wrapper) -> Any:
         if attribute in _NOT_STATE or isinstance(value, (gym.Env, gym.Space)):
             continue
         try:
-            part[attribute] = copy.deepcopy(value)
+            part[attribute] = _copy(value)
         except Exception as err:
             raise SnapshotUnsupportedError(
                 f"Cannot snapshot wrapper {type(wrapper).__name__}: its attribute {attribute!r} "
@@ -90,13 +91,20 @@ def _wrapper_part(wrapper: gym.Wrapper) -> Any:
     return part
 
 
+_IMMUTABLE = (bool, int, float, str, bytes, type(None))
+
+
+def _copy(value: Any) -> Any:
+    return value if isinstance(value, _IMMUTABLE) else copy.deepcopy(value)
+
+
 def _restore_wrapper_part(wrapper: gym.Wrapper, part: Any) -> None:
     setter = getattr(type(wrapper), "set_wrapper_state", None)
     if setter is not None:
         setter(wrapper, part)
         return
     for attribute, value in part.items():
-        setattr(wrapper, attribute, copy.deepcopy(value))
+        setattr(wrapper, attribute, _copy(value))
 
 
 def supports_native_state(env: gym.Env) -> bool:
@@ -151,9 +159,9 @@ def set_state(env: gym.Env, state: EnvState) -> None:
         _restore_wrapper_part(layer, part)
 
 
-def _clone_base(base: gym.Env) -> gym.Env:
+def _clone_base(base: gym.Env, share_engine: bool) -> gym.Env:
     if callable(getattr(base, "clone", None)):
-        return base.clone()
+        return base.clone(share_engine=True) if share_engine else base.clone()
     spec = base.spec
     if spec is None or spec.entry_point is None:
         raise SnapshotUnsupportedError(
@@ -169,18 +177,23 @@ def _clone_base(base: gym.Env) -> gym.Env:
     return twin
 
 
-def clone(env: gym.Env) -> gym.Env:
+def clone(env: gym.Env, *, share_engine: bool = False) -> gym.Env:
     """Build the same stack as ``env`` (same wrapper classes and arguments) on a fresh base env.
 
     The clone starts in its initial, never-reset state; restore a snapshot into it to
     move it anywhere (``StateSnapshot.fork`` does both).
+
+    Args:
+        env: The stack to copy.
+        share_engine: Let the clone's base env share the loaded engine of ``env``'s base env
+            (see :meth:`agentgym_budget.env.TextEnv.clone`); ignored for other base envs.
 
     Raises:
         SnapshotUnsupportedError: The base env cannot be rebuilt, or a wrapper does not record
             its constructor arguments (``gymnasium.utils.RecordConstructorArgs``).
     """
     stack = layers(env)
-    twin = _clone_base(stack[-1])
+    twin = _clone_base(stack[-1], share_engine and isinstance(stack[-1], TextEnv))
     for layer in reversed(stack[:-1]):
         if not isinstance(layer, RecordConstructorArgs):
             raise SnapshotUnsupportedError(

@@ -14,7 +14,11 @@ admissible commands, rewards and infos step for step. It differs in what it does
   and the game file is read with a context manager (the stock engine leaks both);
 * :meth:`save` / :meth:`restore` capture the planner's state id plus the PDDL facts and the
   last game state (microseconds), valid while the planner task is loaded (until the next
-  ``load``/``reset``: see :meth:`can_restore`).
+  ``load``/``reset``: see :meth:`can_restore`); elsewhere (another episode, another env,
+  another process) :meth:`replay_path` rebuilds a state by applying the planner operators
+  that led to it (no text is derived on the way);
+* :meth:`fork` makes an env sharing the loaded game and the planner library
+  (:mod:`.shared_planner`), into which a snapshot of this env restores natively.
 
 It composes with TextWorld wrappers exactly like ``PddlEnv`` (ALFWorld's ``AlfredDemangler``
 and ``AlfredInfos``).
@@ -37,11 +41,13 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import copy
+import ctypes
 import functools
-import itertools
 import json
 import os
 from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,10 +59,10 @@ from textworld.logic import Proposition, Variable
 
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar
 from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, Translation, translate
+from agentgym_budget.tasks.alfworld.shared_planner import PlannerShare
 
 __all__ = ["FastPddlEnv", "GameData", "PddlSnapshot", "load_game"]
 
-_TOKENS = itertools.count(1)
 _NAMINGS_KEPT = 8
 
 
@@ -170,13 +176,27 @@ class _CachedPddlState(pddl_logic.PddlState):
         self.add_facts(game.state_facts)
 
 
+def _twin_state(state: _CachedPddlState) -> _CachedPddlState:
+    """A PDDL state object sharing ``state``'s game constants, with no facts (a restore fills them)."""
+    twin = _CachedPddlState.__new__(_CachedPddlState)
+    twin.__dict__.update(state.__dict__)
+    twin._facts, twin._vars_by_name, twin._vars_by_type = defaultdict(set), {}, defaultdict(set)
+    twin._var_counts, twin._operators = Counter(), {}
+    return twin
+
+
 @dataclass(frozen=True)
 class PddlSnapshot:
-    """Native state of a :class:`FastPddlEnv` (opaque; restoring it never mutates it)."""
+    """Native state of a :class:`FastPddlEnv` (opaque; restoring it never mutates it).
+
+    ``path`` lists the planner operators applied since the task was loaded, as ``(name, number of
+    effect atoms)``: applying them again rebuilds the state on any library holding the same task.
+    """
 
     token: int
     epoch: int
     state_id: int
+    path: tuple[tuple[str, int], ...]
     facts: tuple[tuple[Any, frozenset[Proposition]], ...]
     vars_by_name: dict[str, Variable]
     vars_by_type: tuple[tuple[str, frozenset[Variable]], ...]
@@ -199,9 +219,11 @@ class FastPddlEnv(PddlEnv):
     def __init__(self, infos: textworld.EnvInfos | None = None, *, libraries: LibraryPool = LIBRARIES) -> None:
         textworld.Environment.__init__(self, infos)
         self._libraries = libraries
-        self.downward_lib = libraries.acquire()
-        self._token = next(_TOKENS)
-        self._epoch = 0
+        self._share = PlannerShare(libraries)
+        self.downward_lib = self._share.lib
+        self.planner_state: int | None = None
+        self._path: list[tuple[str, int]] = []
+        self._infos_shared = False
         self._game: GameData | None = None
         self._grammar: CompiledGrammar | None = None
 
@@ -220,6 +242,7 @@ class FastPddlEnv(PddlEnv):
         self._logic = game.logic
         self._pddl_state = self._new_state()
         self._entity_infos = self._get_entity_infos()
+        self._infos_shared = False
         self._grammar = CompiledGrammar(game.logic.grammar, game.fluents)
 
     def names_changed(self, naming: Any = None) -> None:
@@ -236,9 +259,31 @@ class FastPddlEnv(PddlEnv):
             else:
                 self._grammar.use_results(self._game.derivations_for(naming))
 
+    def own_entity_infos(self) -> dict[str, Any]:
+        """The entity infos, copied first if a fork shares them (call it before renaming entities)."""
+        if self._infos_shared:
+            self._entity_infos = {key: copy.copy(info) for key, info in self._entity_infos.items()}
+            self._infos_shared = False
+        return self._entity_infos
+
+    @contextlib.contextmanager
+    def claimed(self) -> Iterator[Any]:
+        """Hold the planner library, in this env's state, for the duration (yields the library)."""
+        share = self._share
+        with share.lock:
+            share.claim(self)
+            yield share.lib
+
     def _new_state(self) -> _CachedPddlState:
-        self._epoch += 1
-        return _CachedPddlState(self.downward_lib, self._game)
+        if self._share.users > 1:  # loading a task empties the registry other envs still use
+            self._share.leave(self)
+            self._share = PlannerShare(self._libraries)
+            self.downward_lib = self._share.lib
+            self.planner_state = None
+        self._path = []
+        with self.claimed():
+            self._share.task_loaded()
+            return _CachedPddlState(self.downward_lib, self._game)
 
     def _context(self, mapping: dict[Any, Any]) -> dict[str, Any]:
         infos = self._entity_infos
@@ -278,6 +323,10 @@ class FastPddlEnv(PddlEnv):
 
     def reset(self) -> GameState:
         self._pddl_state = self._new_state()
+        with self.claimed():
+            return self._reset()
+
+    def _reset(self) -> GameState:
         self.prev_state = None
         self.state = GameState()
         self._last_action = None
@@ -290,6 +339,10 @@ class FastPddlEnv(PddlEnv):
         return self.state
 
     def step(self, command: str) -> tuple[GameState, int, bool]:
+        with self.claimed():
+            return self._step(command)
+
+    def _step(self, command: str) -> tuple[GameState, int, bool]:
         command = command.strip()
         self.prev_state = self.state
         self.state = GameState()
@@ -298,7 +351,9 @@ class FastPddlEnv(PddlEnv):
         try:  # the same scope as the stock engine: any ValueError means "nothing happens"
             index = self.prev_state["_valid_commands"].index(command)
             self._last_action = self.prev_state["_valid_actions"][index]
+            operator = self._pddl_state._operators[self._last_action.id]
             self._pddl_state.apply(self._last_action)
+            self._path.append((operator.name, operator.nb_effect_atoms))
             context = self._context(self._last_action.mapping)
             self.state.feedback = self._grammar.derive(self._last_action.feedback_rule, context)
             self._moves += 1
@@ -314,12 +369,15 @@ class FastPddlEnv(PddlEnv):
 
     # ------------------------------------------------------------------ snapshots
     def save(self) -> PddlSnapshot:
-        """Capture the current game state (see :meth:`can_restore` for where it restores)."""
+        """Capture the current game state (see :meth:`can_restore` for where it restores natively)."""
         pddl = self._pddl_state
+        with self.claimed() as lib:
+            state_id = lib.get_state_id()
         return PddlSnapshot(
-            token=self._token,
-            epoch=self._epoch,
-            state_id=self.downward_lib.get_state_id(),
+            token=self._share.token,
+            epoch=self._share.generation,
+            state_id=state_id,
+            path=tuple(self._path),
             facts=tuple((sig, frozenset(facts)) for sig, facts in pddl._facts.items()),
             vars_by_name=dict(pddl._vars_by_name),
             vars_by_type=tuple((kind, frozenset(names)) for kind, names in pddl._vars_by_type.items()),
@@ -332,14 +390,20 @@ class FastPddlEnv(PddlEnv):
         )
 
     def can_restore(self, snapshot: PddlSnapshot) -> bool:
-        """Whether ``snapshot`` was taken on this env since its planner task was last loaded."""
-        return snapshot.token == self._token and snapshot.epoch == self._epoch
+        """Whether ``snapshot`` restores natively: taken on this planner library since its task was last loaded
+        (by this env or by an env it was forked from or forked)."""
+        return snapshot.token == self._share.token and snapshot.epoch == self._share.generation
 
     def restore(self, snapshot: PddlSnapshot) -> GameState:
-        """Put the game back in ``snapshot`` (requires :meth:`can_restore`)."""
+        """Put the game back in ``snapshot`` (requires :meth:`can_restore`; else use :meth:`replay_path`)."""
         if not self.can_restore(snapshot):
-            raise ValueError("This snapshot belongs to another planner task; replay its actions instead.")
-        self.downward_lib.set_state_id(snapshot.state_id)
+            raise ValueError("This snapshot belongs to another planner task; use replay_path() instead.")
+        with self.claimed() as lib:
+            lib.set_state_id(snapshot.state_id)
+        self._path = list(snapshot.path)
+        return self._restore_python(snapshot)
+
+    def _restore_python(self, snapshot: PddlSnapshot) -> GameState:
         pddl = self._pddl_state
         pddl._facts = defaultdict(set, ((sig, set(facts)) for sig, facts in snapshot.facts))
         pddl._vars_by_name = dict(snapshot.vars_by_name)
@@ -352,9 +416,77 @@ class FastPddlEnv(PddlEnv):
         self._moves = snapshot.moves
         return self.state
 
+    def replay_path(
+        self,
+        path: Sequence[tuple[str, int]],
+        *,
+        snapshot: PddlSnapshot | None = None,
+        moves: int = 0,
+        feedback: str = "",
+        last_command: str | None = None,
+    ) -> GameState:
+        """Rebuild a state of the loaded game from the planner operators that led to it.
+
+        The task is loaded afresh and ``path`` (``(operator name, number of effect atoms)`` pairs, as in
+        :attr:`PddlSnapshot.path`) applied to it. The rest comes from ``snapshot`` when given (a native
+        snapshot of this process); otherwise the game state is derived again at the reached state, with
+        ``moves``, ``feedback`` and ``last_command`` as given.
+
+        Raises:
+            ValueError: An operator of ``path`` does not exist in the loaded task.
+        """
+        self._pddl_state = self._new_state()
+        pddl = self._pddl_state
+        with self.claimed() as lib:
+            operator_id = lib.get_operator_id_from_name
+            operator_id.argtypes, operator_id.restype = [ctypes.c_char_p], ctypes.c_int
+            for name, atoms in path:
+                op = operator_id(name.encode("cp1252"))
+                if op < 0:
+                    raise ValueError(f"The planner task has no operator {name!r}.")
+                effects = (pddl_logic.Atom * int(atoms))()
+                lib.apply_operator(op, effects)
+                for effect in effects:
+                    fact = effect.get_fact(pddl.name2type)
+                    pddl.remove_fact(fact.negate())
+                    pddl.add_fact(fact)
+            self._path = [(str(name), int(atoms)) for name, atoms in path]
+            if snapshot is not None:
+                return self._restore_python(snapshot)
+            self.prev_state = None
+            self.state = GameState()
+            self.state.feedback = self.state.raw = feedback
+            if last_command is not None:
+                self.state.last_command = last_command
+            self._last_action = None
+            self._moves = moves
+            self._gather_infos()
+            self.state["score"] = 1 if self.state["won"] else 0
+            self.state["done"] = self.state["won"] or self.state["lost"]
+            return self.state
+
+    def fork(self) -> FastPddlEnv:
+        """A new env on the same game sharing this env's planner library (see :mod:`.shared_planner`).
+
+        It holds no state until one of this env's snapshots is restored into it (natively: no replay).
+        """
+        twin = FastPddlEnv.__new__(FastPddlEnv)
+        textworld.Environment.__init__(twin, self.request_infos)
+        twin._libraries, twin._share, twin.downward_lib = self._libraries, self._share, self.downward_lib
+        self._share.join()
+        twin.planner_state, twin._path = None, []
+        twin._game, twin._game_file, twin._game_data = self._game, self._game_file, self._game_data
+        twin.walkthrough, twin._logic = self.walkthrough, self._logic
+        twin._pddl_state = _twin_state(self._pddl_state)
+        twin._entity_infos, twin._infos_shared, self._infos_shared = self._entity_infos, True, True
+        twin._grammar = copy.copy(self._grammar)  # shares the parsed rules and the caches
+        twin.state, twin.prev_state, twin._last_action, twin._moves = self.state, None, None, 0
+        return twin
+
     # ------------------------------------------------------------------ resources
     def close(self) -> None:
-        """Give the planner library back to its pool (idempotent)."""
-        lib = self.__dict__.pop("downward_lib", None)
-        if lib is not None:
-            self._libraries.release(lib)
+        """Leave the planner library, which goes back to its pool after its last user (idempotent)."""
+        share = self.__dict__.pop("_share", None)
+        self.__dict__.pop("downward_lib", None)
+        if share is not None:
+            share.leave(self)
