@@ -35,13 +35,16 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+import numpy as np
+
 from agentgym_budget import snapshot_codec
-from agentgym_budget.errors import SnapshotMismatchError
+from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 
 __all__ = ["EnvState", "ReplayLog", "SerialisedState", "TextEnvState"]
 
@@ -50,6 +53,22 @@ _S = TypeVar("_S", bound="SerialisedState")
 
 def _unpickle(data: Any) -> Any:
     return snapshot_codec.decode(data)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``a == b`` for values that may hold numpy arrays (whose ``==`` is elementwise)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[key], b[key]) for key in a)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
 
 
 class SerialisedState:
@@ -79,7 +98,9 @@ class SerialisedState:
         """
         value = snapshot_codec.decode(data)
         if not isinstance(value, cls):
-            raise SnapshotMismatchError(f"The data holds a {type(value).__name__}, not a {cls.__name__}.")
+            raise SnapshotMismatchError(
+                f"The data holds a {type(value).__name__}; {cls.__name__}.from_bytes reads a serialised {cls.__name__}."
+            )
         return value
 
     def __eq__(self, other: object) -> bool:
@@ -87,10 +108,16 @@ class SerialisedState:
             return True
         if type(other) is not type(self):
             return NotImplemented
-        return self.to_bytes() == other.to_bytes()
+        try:
+            return self.to_bytes() == other.to_bytes()
+        except SnapshotUnsupportedError:  # a part that is not plain data: compare field by field
+            return all(_equal(getattr(self, f.name), getattr(other, f.name)) for f in dataclasses.fields(self))
 
     def __hash__(self) -> int:
-        return hash(self.to_bytes())
+        try:
+            return hash(self.to_bytes())
+        except SnapshotUnsupportedError:
+            return hash(type(self).__name__)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         data = self.to_bytes()

@@ -292,12 +292,12 @@ def thaw_trackers(
         state._vars_by_type = by_type
         state._var_counts = Counter({variables[i].name: n for i, n in data["counts"]})
 
-        if len(data["quests"]) != len(game.quests):
+        if data["quests"] and len(data["quests"]) != len(game.quests):  # no quests: tracking was off
             raise SnapshotMismatchError(
                 f"The snapshot tracks {len(data['quests'])} quests where the game has {len(game.quests)}."
             )
         quests = []
-        for (completions, wins, fails), quest in zip(data["quests"], game.quests, strict=True):
+        for (completions, wins, fails), quest in zip(data["quests"], game.quests[: len(data["quests"])], strict=True):
             progression = QuestProgression.__new__(QuestProgression)
             progression.quest, progression.kb, progression.nb_completions = quest, game.kb, int(completions)
             progression.win_events = _events(game.kb, wins, quest.win_events, actions, elements)
