@@ -98,12 +98,9 @@ _BIT_GENERATORS = {
 _ANY_SEED = np.random.SeedSequence(0)  # reused: building generators from it draws no OS entropy
 
 
-def _generator_at(rng_state: Mapping[str, Any], current: np.random.Generator | None) -> np.random.Generator:
-    """A generator in state ``rng_state`` (a ``bit_generator.state`` dict): ``current`` if it is of that kind."""
+def _generator_at(rng_state: Mapping[str, Any]) -> np.random.Generator:
+    """A new generator in state ``rng_state`` (a ``bit_generator.state`` dict)."""
     name = rng_state.get("bit_generator")
-    if current is not None and type(current.bit_generator).__name__ == name:
-        current.bit_generator.state = rng_state
-        return current
     kind = _BIT_GENERATORS.get(name)
     if kind is None:
         raise SnapshotMismatchError(
@@ -173,6 +170,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         self.action_space = _fresh_space(action_space)
         self._task_ids: tuple[str, ...] | None = None
         self._task_positions: dict[str, int] | None = None
+        self._pending_rng: Mapping[str, Any] | None = None
         self._task_id: str | None = None
         self._engine_seed = 0
         self._actions: list[str] = []
@@ -230,7 +228,23 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     @property
     def env_key(self) -> tuple[Any, ...]:
         """Identity of this env's configuration; states only restore into envs with the same key."""
-        return (type(self).__qualname__, *sorted((k, repr(v)) for k, v in self._config().items()))
+        key = self.__dict__.get("_env_key")
+        if key is None:
+            key = self._env_key = (type(self).__qualname__, *sorted((k, repr(v)) for k, v in self._config().items()))
+        return key
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's random generator (as Gymnasium's; a restored state's generator is built on first use)."""
+        pending = self.__dict__.get("_pending_rng")
+        if pending is not None:
+            self._np_random, self._pending_rng = _generator_at(pending), None
+        return gym.Env.np_random.fget(self)
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._pending_rng = None
+        gym.Env.np_random.fset(self, value)
 
     @property
     def name(self) -> str:
@@ -239,6 +253,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        if seed is not None:
+            self._pending_rng = None
         super().reset(seed=seed)
         task_id = self._select_task(options)
         engine_seed = int(self.np_random.integers(1, 2**31 - 1))
@@ -295,7 +311,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
             actions=tuple(self._actions),
             last_turn=self._last_turn,
             episode_over=self._episode_over,
-            rng_state=copy.deepcopy(self.np_random.bit_generator.state),
+            rng_state=self._pending_rng or copy.deepcopy(self.np_random.bit_generator.state),
             engine=self._save_engine(),
         )
 
@@ -315,7 +331,13 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 command = self._sanitize(action)
                 if command is not None:
                     self._act(command)
-        self._np_random = _generator_at(state.rng_state, self._np_random)
+        if self._np_random is not None and type(self._np_random.bit_generator).__name__ == state.rng_state.get(
+            "bit_generator"
+        ):
+            self._np_random.bit_generator.state = state.rng_state
+            self._pending_rng = None
+        else:  # built on first use: a fork that is only restored needs no generator
+            self._np_random, self._pending_rng = None, state.rng_state
         self._task_id, self._engine_seed = state.task_id, state.engine_seed
         self._actions = list(state.actions)
         self._last_turn = state.last_turn
@@ -352,6 +374,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         twin.spec = self.spec
         if share_engine:
             twin._task_ids, twin._task_positions = self._task_ids, self._task_positions
+            twin._env_key = self.__dict__.get("_env_key")
             self._share_engine(twin)
         return twin
 

@@ -42,7 +42,7 @@ from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.state import EnvState
 
-__all__ = ["clone", "fingerprint", "get_state", "layers", "set_state", "supports_native_state"]
+__all__ = ["COPIED_WRAPPERS", "clone", "fingerprint", "get_state", "layers", "set_state", "supports_native_state"]
 
 _NOT_STATE = frozenset(
     {"env", "_action_space", "_observation_space", "_metadata", "_cached_spec", "_saved_kwargs", "_reward_range"}
@@ -185,8 +185,11 @@ def clone(env: gym.Env, *, share_engine: bool = False) -> gym.Env:
 
     Args:
         env: The stack to copy.
-        share_engine: Let the clone's base env share the loaded engine of ``env``'s base env
-            (see :meth:`agentgym_budget.env.TextEnv.clone`); ignored for other base envs.
+        share_engine: Make a clone to restore a state of ``env``'s episode into at once (as
+            ``StateSnapshot.fork`` does): its base env shares the loaded engine of ``env``'s base
+            env (see :meth:`agentgym_budget.env.TextEnv.clone`), and the wrappers that keep all
+            their state in their snapshot part (:data:`COPIED_WRAPPERS`) are copied instead of
+            rebuilt, so they hold ``env``'s state until the restore.
 
     Raises:
         SnapshotUnsupportedError: The base env cannot be rebuilt, or a wrapper does not record
@@ -195,10 +198,48 @@ def clone(env: gym.Env, *, share_engine: bool = False) -> gym.Env:
     stack = layers(env)
     twin = _clone_base(stack[-1], share_engine and isinstance(stack[-1], TextEnv))
     for layer in reversed(stack[:-1]):
+        if share_engine and _name(layer) in COPIED_WRAPPERS:
+            twin = _copy_wrapper(layer, twin)
+            continue
         if not isinstance(layer, RecordConstructorArgs):
             raise SnapshotUnsupportedError(
                 f"Cannot clone wrapper {type(layer).__name__}: it does not record its constructor "
                 "arguments. Derive it from gymnasium.utils.RecordConstructorArgs."
             )
-        twin = type(layer)(twin, **layer._saved_kwargs)
+        twin = _rebuild(layer, twin)
+    return twin
+
+
+COPIED_WRAPPERS = frozenset(
+    {
+        "agentgym_budget.wrappers.turn_budget.TurnBudget",
+        "agentgym_budget.wrappers.budget_mix.BudgetMix",
+        "agentgym_budget.wrappers.process_reward.ProcessReward",
+        "gymnasium.wrappers.common.OrderEnforcing",
+        "gymnasium.wrappers.common.PassiveEnvChecker",
+        "gymnasium.wrappers.common.TimeLimit",
+        "gymnasium.wrappers.common.RecordEpisodeStatistics",
+    }
+)
+"""Wrappers whose snapshot part holds all their mutable state, so that a copy restored from a
+snapshot is independent of the original (``clone(env, share_engine=True)`` copies them)."""
+
+
+def _copy_wrapper(layer: gym.Wrapper, inner: gym.Env) -> gym.Wrapper:
+    twin = object.__new__(type(layer))
+    twin.__dict__.update(layer.__dict__)
+    twin.env = inner
+    return twin
+
+
+def _rebuild(layer: gym.Wrapper, inner: gym.Env) -> gym.Wrapper:
+    """A new wrapper of ``layer``'s class and constructor arguments around ``inner``.
+
+    The new wrapper shares ``layer``'s recorded arguments (``RecordConstructorArgs`` would otherwise
+    deep-copy them again; they are never mutated).
+    """
+    kind = type(layer)
+    twin = kind.__new__(kind)
+    twin._saved_kwargs = layer._saved_kwargs
+    kind.__init__(twin, inner, **layer._saved_kwargs)
     return twin

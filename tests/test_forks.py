@@ -135,3 +135,35 @@ def test_forks_step_correctly_from_several_threads(family):
     assert [results[i] for i in range(4)] == [expected] * 4
     for fork in forks:
         fork.close()
+
+
+def test_forked_wrappers_are_independent_of_each_other_and_of_the_original():
+    from agentgym_budget.wrappers import BudgetMix, ProcessReward
+
+    base = gym.make(COOKING, difficulty=3, info_keys={"expert_plan"}, max_episode_steps=50)
+    stack = TurnBudget(gym.wrappers.RecordEpisodeStatistics(base), max_turns=60)
+    env = StateSnapshot(ProcessReward(BudgetMix(stack, budgets=[30, 40]), coefficient=1.0))
+    _, info = env.reset(seed=4, options={"task": 3})
+    env.step(info["expert_plan"][0])
+
+    def wrapper_state(e: gym.Env) -> tuple:
+        return (
+            e.get_wrapper_attr("turn"),
+            e.get_wrapper_attr("sampled_budget"),
+            e.get_wrapper_attr("_potential"),
+            e.get_wrapper_attr("episode_lengths"),
+            e.get_wrapper_attr("_elapsed_steps"),
+        )
+
+    before = wrapper_state(env)
+    forks = env.fork(2)
+    assert [wrapper_state(fork) for fork in forks] == [before, before]
+    for action in info["expert_plan"][1:3]:
+        forks[0].step(action)
+    assert wrapper_state(forks[0]) != before
+    assert wrapper_state(forks[1]) == before and wrapper_state(env) == before
+    rng_state = env.get_wrapper_attr("_rng").bit_generator.state
+    forks[1].reset()  # draws its budget from BudgetMix's generator: the fork's own
+    assert wrapper_state(env) == before and env.get_wrapper_attr("_rng").bit_generator.state == rng_state
+    for fork in forks:
+        fork.close()

@@ -471,7 +471,7 @@ class FastPddlEnv(PddlEnv):
         It holds no state until one of this env's snapshots is restored into it (natively: no replay).
         """
         twin = FastPddlEnv.__new__(FastPddlEnv)
-        textworld.Environment.__init__(twin, self.request_infos)
+        twin.request_infos = self.request_infos
         twin._libraries, twin._share, twin.downward_lib = self._libraries, self._share, self.downward_lib
         self._share.join()
         twin.planner_state, twin._path = None, []
@@ -479,7 +479,8 @@ class FastPddlEnv(PddlEnv):
         twin.walkthrough, twin._logic = self.walkthrough, self._logic
         twin._pddl_state = _twin_state(self._pddl_state)
         twin._entity_infos, twin._infos_shared, self._infos_shared = self._entity_infos, True, True
-        twin._grammar = copy.copy(self._grammar)  # shares the parsed rules and the caches
+        twin._grammar = object.__new__(CompiledGrammar)  # shares the parsed rules and the caches
+        twin._grammar.__dict__.update(self._grammar.__dict__)
         twin.state, twin.prev_state, twin._last_action, twin._moves = self.state, None, None, 0
         return twin
 
