@@ -57,8 +57,15 @@ def layers(env: gym.Env) -> list[gym.Env]:
     return stack
 
 
+_NAMES: dict[type, str] = {}
+
+
 def _name(layer: gym.Env) -> str:
-    return f"{type(layer).__module__}.{type(layer).__qualname__}"
+    kind = type(layer)
+    name = _NAMES.get(kind)
+    if name is None:
+        name = _NAMES[kind] = f"{kind.__module__}.{kind.__qualname__}"
+    return name
 
 
 def fingerprint(env: gym.Env) -> tuple[Any, ...]:

@@ -113,6 +113,14 @@ class SeededAlfredDemangler(AlfredDemangler):
         return super().reset()
 
 
+def _copy_wrapper(wrapper: Any, inner: Any) -> Any:
+    """A copy of a TextWorld wrapper whose attributes are plain values, around ``inner``."""
+    twin = object.__new__(type(wrapper))
+    twin.__dict__.update(wrapper.__dict__)
+    twin._wrapped_env = inner
+    return twin
+
+
 @dataclass(frozen=True)
 class EngineSnapshot:
     """Native state of an :class:`AlfworldEngine` (opaque)."""
@@ -298,13 +306,8 @@ class AlfworldEngine:
         twin = AlfworldEngine.__new__(AlfworldEngine)
         twin.pool, twin.game_path, twin.seed, twin._search_lib = self.pool, self.game_path, self.seed, None
         twin._pddl = self._pddl.fork()
-        twin._demangler = SeededAlfredDemangler(shuffle=self._demangler.shuffle)
-        twin._demangler._episode_seed, twin._demangler._named_with = (
-            self._demangler._episode_seed,
-            self._demangler._named_with,
-        )
-        twin._env = AlfredInfos(twin._demangler(twin._pddl))
-        twin._env._gamefile = self._env._gamefile
+        twin._demangler = _copy_wrapper(self._demangler, twin._pddl)  # naming, seed, shuffle flag
+        twin._env = _copy_wrapper(self._env, twin._demangler)  # the game file
         return twin
 
     def close(self) -> None:
