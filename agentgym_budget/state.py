@@ -119,6 +119,12 @@ class SerialisedState:
         except SnapshotUnsupportedError:
             return hash(type(self).__name__)
 
+    def __copy__(self: _S) -> _S:
+        return self  # immutable: a copy is the same state
+
+    def __deepcopy__(self: _S, memo: dict[int, Any]) -> _S:
+        return self
+
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         data = self.to_bytes()
         return (_unpickle, (pickle.PickleBuffer(data) if protocol >= 5 else data,))

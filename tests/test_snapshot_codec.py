@@ -110,6 +110,13 @@ def test_header_is_readable_json_with_versions():
     assert header["body"]["r"][0] == "EnvState/1"
 
 
+def test_copies_of_an_immutable_state_are_the_state():
+    import copy
+
+    state = _state()
+    assert copy.copy(state) is state and copy.deepcopy({"s": state})["s"] is state
+
+
 @pytest.mark.parametrize("protocol", [2, 4, 5])
 def test_pickle_goes_through_the_serialised_form(protocol):
     state = _state()
