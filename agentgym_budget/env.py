@@ -31,10 +31,19 @@ Spaces
     An immutable :class:`~agentgym_budget.state.TextEnvState`; restoring it makes the
     following observations, rewards and infos equal to those of a fresh replay of the
     same actions. Families with a native engine state restore it directly; the others
-    reset with the same engine seed and replay the action log.
+    reset with the same engine seed and replay the action log. A state also restores in
+    another process (:meth:`~agentgym_budget.state.SerialisedState.to_bytes`, or pickle)
+    into an env made with the same id and arguments.
+
+Pickling, ``copy.copy`` and ``copy.deepcopy``
+    An env pickles as its constructor arguments plus, when an episode is running, the
+    serialised state of the episode: it unpickles (in any process) at the same point of
+    the same episode. What travels between processes is configuration + snapshot: to move
+    work to a worker, send the id and arguments and ``state.to_bytes()``.
 
 Families implement the hooks ``_list_tasks``, ``_begin``, ``_act`` and optionally
-``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine`` and ``_close_engine``.
+``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine``, ``_share_engine`` and
+``_close_engine``.
 """
 
 from __future__ import annotations
@@ -42,12 +51,14 @@ from __future__ import annotations
 import abc
 import copy
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
-from gymnasium.utils import EzPickle, seeding
+import numpy as np
+from gymnasium.utils import EzPickle
 
 from agentgym_budget import text
 from agentgym_budget.errors import (
@@ -64,6 +75,42 @@ from agentgym_budget.state import TextEnvState
 __all__ = ["TextEnv", "Turn"]
 
 
+@functools.cache
+def _space_prototypes() -> tuple[gym.spaces.Text, gym.spaces.Text]:
+    return text.observation_space(), text.action_space()
+
+
+def _fresh_space(prototype: gym.spaces.Space) -> gym.spaces.Space:
+    """A copy of ``prototype`` with its own sampling generator (building a Text space costs ~0.1 ms)."""
+    space = object.__new__(type(prototype))
+    space.__dict__.update(prototype.__dict__)
+    space._np_random = None
+    return space
+
+
+_BIT_GENERATORS = {
+    "PCG64": np.random.PCG64,
+    "PCG64DXSM": np.random.PCG64DXSM,
+    "MT19937": np.random.MT19937,
+    "Philox": np.random.Philox,
+    "SFC64": np.random.SFC64,
+}
+_ANY_SEED = np.random.SeedSequence(0)  # reused: building generators from it draws no OS entropy
+
+
+def _generator_at(rng_state: Mapping[str, Any]) -> np.random.Generator:
+    """A new generator in state ``rng_state`` (a ``bit_generator.state`` dict)."""
+    name = rng_state.get("bit_generator")
+    kind = _BIT_GENERATORS.get(name)
+    if kind is None:
+        raise SnapshotMismatchError(
+            f"Unknown random generator {name!r} in the snapshot; expected {sorted(_BIT_GENERATORS)}."
+        )
+    bit_generator = kind(_ANY_SEED)
+    bit_generator.state = rng_state
+    return np.random.Generator(bit_generator)
+
+
 @dataclass(frozen=True)
 class Turn:
     """What a task family's engine reports after a reset or a command.
@@ -78,6 +125,8 @@ class Turn:
         goal: The task text.
         extras: Values of the opt-in ``info`` keys that were requested.
     """
+
+    __snapshot_record__: ClassVar[str] = "Turn/1"
 
     observation: str
     reward: float
@@ -116,10 +165,12 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         self.split = split
         self.render_mode = render_mode
         self.info_keys = resolve_info_keys(info_keys, self.optional_info_keys, type(self).__name__)
-        self.observation_space = text.observation_space()
-        self.action_space = text.action_space()
+        observation_space, action_space = _space_prototypes()
+        self.observation_space = _fresh_space(observation_space)
+        self.action_space = _fresh_space(action_space)
         self._task_ids: tuple[str, ...] | None = None
         self._task_positions: dict[str, int] | None = None
+        self._pending_rng: Mapping[str, Any] | None = None
         self._task_id: str | None = None
         self._engine_seed = 0
         self._actions: list[str] = []
@@ -155,6 +206,9 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         """Put the engine in ``engine_state`` (saved by :meth:`_save_engine` on ``task_id``)."""
         raise NotImplementedError
 
+    def _share_engine(self, twin: TextEnv) -> None:
+        """Give ``twin`` (a new env of the same configuration) an engine sharing this env's loaded resources."""
+
     def _close_engine(self) -> None:
         """Release the engine's resources (must be idempotent)."""
 
@@ -174,7 +228,23 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     @property
     def env_key(self) -> tuple[Any, ...]:
         """Identity of this env's configuration; states only restore into envs with the same key."""
-        return (type(self).__qualname__, *sorted((k, repr(v)) for k, v in self._config().items()))
+        key = self.__dict__.get("_env_key")
+        if key is None:
+            key = self._env_key = (type(self).__qualname__, *sorted((k, repr(v)) for k, v in self._config().items()))
+        return key
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's random generator (as Gymnasium's; a restored state's generator is built on first use)."""
+        pending = self.__dict__.get("_pending_rng")
+        if pending is not None:
+            self._np_random, self._pending_rng = _generator_at(pending), None
+        return gym.Env.np_random.fget(self)
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._pending_rng = None
+        gym.Env.np_random.fset(self, value)
 
     @property
     def name(self) -> str:
@@ -183,6 +253,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        if seed is not None:
+            self._pending_rng = None
         super().reset(seed=seed)
         task_id = self._select_task(options)
         engine_seed = int(self.np_random.integers(1, 2**31 - 1))
@@ -239,7 +311,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
             actions=tuple(self._actions),
             last_turn=self._last_turn,
             episode_over=self._episode_over,
-            rng_state=copy.deepcopy(self.np_random.bit_generator.state),
+            rng_state=self._pending_rng or copy.deepcopy(self.np_random.bit_generator.state),
             engine=self._save_engine(),
         )
 
@@ -259,9 +331,13 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 command = self._sanitize(action)
                 if command is not None:
                     self._act(command)
-        if self._np_random is None:
-            self._np_random, _ = seeding.np_random()
-        self.np_random.bit_generator.state = copy.deepcopy(state.rng_state)
+        if self._np_random is not None and type(self._np_random.bit_generator).__name__ == state.rng_state.get(
+            "bit_generator"
+        ):
+            self._np_random.bit_generator.state = state.rng_state
+            self._pending_rng = None
+        else:  # built on first use: a fork that is only restored needs no generator
+            self._np_random, self._pending_rng = None, state.rng_state
         self._task_id, self._engine_seed = state.task_id, state.engine_seed
         self._actions = list(state.actions)
         self._last_turn = state.last_turn
@@ -285,11 +361,37 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 f"{self.split!r} split ({len(self.task_ids)} tasks)."
             )
 
-    def clone(self) -> TextEnv:
-        """Return a new env with the same constructor arguments and spec (not the same state)."""
+    def clone(self, *, share_engine: bool = False) -> TextEnv:
+        """Return a new env with the same constructor arguments and spec (not the same state).
+
+        Args:
+            share_engine: Let the clone share this env's loaded engine resources (the game, the
+                interpreter or planner, swapping each env's state in when it acts), so that
+                restoring a state of this env's game into it starts no new engine.
+                :meth:`StateSnapshot.fork <agentgym_budget.wrappers.StateSnapshot.fork>` uses it.
+        """
         twin = type(self)(*self._ezpickle_args, **self._ezpickle_kwargs)
         twin.spec = self.spec
+        if share_engine:
+            twin._task_ids, twin._task_positions = self._task_ids, self._task_positions
+            twin._env_key = self.__dict__.get("_env_key")
+            self._share_engine(twin)
         return twin
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = EzPickle.__getstate__(self)
+        state["spec"] = self.spec
+        if self._task_id is not None and self._last_turn is not None:
+            state["episode"] = self.get_state().to_bytes()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        spec, episode = state.pop("spec", None), state.pop("episode", None)
+        EzPickle.__setstate__(self, state)
+        self.spec = spec
+        if episode is not None:
+            self.set_state(TextEnvState.from_bytes(episode))
 
     # ------------------------------------------------------------------ internals
     def _task_index(self) -> Mapping[str, int]:

@@ -14,7 +14,13 @@ collects one part per layer:
 :func:`set_state` checks that the stack has the same layers and restores the base
 first, then the wrappers from the inside out. :func:`clone` rebuilds the same stack
 on a fresh base env (from the base's :meth:`~agentgym_budget.env.TextEnv.clone` or
-its Gymnasium spec, and each wrapper's recorded constructor arguments).
+its Gymnasium spec, and each wrapper's recorded constructor arguments); with
+``share_engine=True`` (what ``StateSnapshot.fork`` uses) the new base env shares the loaded
+engine and the wrappers listed in :data:`COPIED_WRAPPERS` are copied, so a fork costs about one
+restore instead of starting an engine.
+
+States are plain data underneath: :meth:`EnvState.to_bytes <agentgym_budget.state.EnvState.to_bytes>`
+serialises one (:mod:`agentgym_budget.snapshot_codec`) for another process.
 
 Example:
     >>> import gymnasium as gym
@@ -38,10 +44,11 @@ import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils import RecordConstructorArgs
 
+from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.state import EnvState
 
-__all__ = ["clone", "fingerprint", "get_state", "layers", "set_state", "supports_native_state"]
+__all__ = ["COPIED_WRAPPERS", "clone", "fingerprint", "get_state", "layers", "set_state", "supports_native_state"]
 
 _NOT_STATE = frozenset(
     {"env", "_action_space", "_observation_space", "_metadata", "_cached_spec", "_saved_kwargs", "_reward_range"}
@@ -56,8 +63,15 @@ def layers(env: gym.Env) -> list[gym.Env]:
     return stack
 
 
+_NAMES: dict[type, str] = {}
+
+
 def _name(layer: gym.Env) -> str:
-    return f"{type(layer).__module__}.{type(layer).__qualname__}"
+    kind = type(layer)
+    name = _NAMES.get(kind)
+    if name is None:
+        name = _NAMES[kind] = f"{kind.__module__}.{kind.__qualname__}"
+    return name
 
 
 def fingerprint(env: gym.Env) -> tuple[Any, ...]:
@@ -80,7 +94,7 @@ def _wrapper_part(wrapper: gym.Wrapper) -> Any:
         if attribute in _NOT_STATE or isinstance(value, (gym.Env, gym.Space)):
             continue
         try:
-            part[attribute] = copy.deepcopy(value)
+            part[attribute] = _copy(value)
         except Exception as err:
             raise SnapshotUnsupportedError(
                 f"Cannot snapshot wrapper {type(wrapper).__name__}: its attribute {attribute!r} "
@@ -90,13 +104,20 @@ def _wrapper_part(wrapper: gym.Wrapper) -> Any:
     return part
 
 
+_IMMUTABLE = (bool, int, float, str, bytes, type(None))
+
+
+def _copy(value: Any) -> Any:
+    return value if isinstance(value, _IMMUTABLE) else copy.deepcopy(value)
+
+
 def _restore_wrapper_part(wrapper: gym.Wrapper, part: Any) -> None:
     setter = getattr(type(wrapper), "set_wrapper_state", None)
     if setter is not None:
         setter(wrapper, part)
         return
     for attribute, value in part.items():
-        setattr(wrapper, attribute, copy.deepcopy(value))
+        setattr(wrapper, attribute, _copy(value))
 
 
 def supports_native_state(env: gym.Env) -> bool:
@@ -144,16 +165,16 @@ def set_state(env: gym.Env, state: EnvState) -> None:
         )
     base = stack[-1]
     check = getattr(base, "check_state", None)
-    if check is not None:
+    if check is not None and not isinstance(base, TextEnv):  # TextEnv.set_state checks before it changes anything
         check(state.parts[-1])
     base.set_state(state.parts[-1])
     for layer, part in zip(reversed(stack[:-1]), reversed(state.parts[:-1]), strict=True):
         _restore_wrapper_part(layer, part)
 
 
-def _clone_base(base: gym.Env) -> gym.Env:
+def _clone_base(base: gym.Env, share_engine: bool) -> gym.Env:
     if callable(getattr(base, "clone", None)):
-        return base.clone()
+        return base.clone(share_engine=True) if share_engine else base.clone()
     spec = base.spec
     if spec is None or spec.entry_point is None:
         raise SnapshotUnsupportedError(
@@ -169,23 +190,69 @@ def _clone_base(base: gym.Env) -> gym.Env:
     return twin
 
 
-def clone(env: gym.Env) -> gym.Env:
+def clone(env: gym.Env, *, share_engine: bool = False) -> gym.Env:
     """Build the same stack as ``env`` (same wrapper classes and arguments) on a fresh base env.
 
     The clone starts in its initial, never-reset state; restore a snapshot into it to
     move it anywhere (``StateSnapshot.fork`` does both).
+
+    Args:
+        env: The stack to copy.
+        share_engine: Make a clone to restore a state of ``env``'s episode into at once (as
+            ``StateSnapshot.fork`` does): its base env shares the loaded engine of ``env``'s base
+            env (see :meth:`agentgym_budget.env.TextEnv.clone`), and the wrappers that keep all
+            their state in their snapshot part (:data:`COPIED_WRAPPERS`) are copied instead of
+            rebuilt, so they hold ``env``'s state until the restore.
 
     Raises:
         SnapshotUnsupportedError: The base env cannot be rebuilt, or a wrapper does not record
             its constructor arguments (``gymnasium.utils.RecordConstructorArgs``).
     """
     stack = layers(env)
-    twin = _clone_base(stack[-1])
+    twin = _clone_base(stack[-1], share_engine and isinstance(stack[-1], TextEnv))
     for layer in reversed(stack[:-1]):
+        if share_engine and _name(layer) in COPIED_WRAPPERS:
+            twin = _copy_wrapper(layer, twin)
+            continue
         if not isinstance(layer, RecordConstructorArgs):
             raise SnapshotUnsupportedError(
                 f"Cannot clone wrapper {type(layer).__name__}: it does not record its constructor "
                 "arguments. Derive it from gymnasium.utils.RecordConstructorArgs."
             )
-        twin = type(layer)(twin, **layer._saved_kwargs)
+        twin = _rebuild(layer, twin)
+    return twin
+
+
+COPIED_WRAPPERS = frozenset(
+    {
+        "agentgym_budget.wrappers.turn_budget.TurnBudget",
+        "agentgym_budget.wrappers.budget_mix.BudgetMix",
+        "agentgym_budget.wrappers.process_reward.ProcessReward",
+        "gymnasium.wrappers.common.OrderEnforcing",
+        "gymnasium.wrappers.common.PassiveEnvChecker",
+        "gymnasium.wrappers.common.TimeLimit",
+        "gymnasium.wrappers.common.RecordEpisodeStatistics",
+    }
+)
+"""Wrappers whose snapshot part holds all their mutable state, so that a copy restored from a
+snapshot is independent of the original (``clone(env, share_engine=True)`` copies them)."""
+
+
+def _copy_wrapper(layer: gym.Wrapper, inner: gym.Env) -> gym.Wrapper:
+    twin = object.__new__(type(layer))
+    twin.__dict__.update(layer.__dict__)
+    twin.env = inner
+    return twin
+
+
+def _rebuild(layer: gym.Wrapper, inner: gym.Env) -> gym.Wrapper:
+    """A new wrapper of ``layer``'s class and constructor arguments around ``inner``.
+
+    The new wrapper shares ``layer``'s recorded arguments (``RecordConstructorArgs`` would otherwise
+    deep-copy them again; they are never mutated).
+    """
+    kind = type(layer)
+    twin = kind.__new__(kind)
+    twin._saved_kwargs = layer._saved_kwargs
+    kind.__init__(twin, inner, **layer._saved_kwargs)
     return twin

@@ -12,19 +12,126 @@ Two kinds of object live here:
 Both are frozen dataclasses. Treat their contents as opaque: the fields are
 documented for debugging, not as an API, and restoring a state never mutates it,
 so one state can be restored any number of times and into any number of forks.
+
+States travel between processes. :meth:`~EnvState.to_bytes` gives their serialised form
+(:mod:`agentgym_budget.snapshot_codec`: versioned, self-describing, loaded without running
+code) and :meth:`~EnvState.from_bytes` reads it back; pickling a state goes through the same
+bytes, so a state pickled in one process (``multiprocessing``, Ray) restores in any other
+process of the same library versions, whatever its ``PYTHONHASHSEED``, also when its buffers
+arrive read-only. Two states are equal when their serialised forms are (same configuration,
+task, history and engine state), and they hash accordingly.
+
+Example:
+    >>> import pickle
+    >>> import gymnasium as gym
+    >>> import agentgym_budget
+    >>> env = gym.make("agentgym_budget/TextWorld-CoinCollector-v0")
+    >>> _ = env.reset(seed=0)
+    >>> state = agentgym_budget.get_state(env)
+    >>> data = state.to_bytes()
+    >>> data[:8], EnvState.from_bytes(data) == state, pickle.loads(pickle.dumps(state)) == state
+    (b'AGBSNAP\\x00', True, True)
 """
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
-__all__ = ["EnvState", "ReplayLog", "TextEnvState"]
+import numpy as np
+
+from agentgym_budget import snapshot_codec
+from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
+
+__all__ = ["EnvState", "ReplayLog", "SerialisedState", "TextEnvState"]
+
+_S = TypeVar("_S", bound="SerialisedState")
 
 
-@dataclass(frozen=True)
-class TextEnvState:
+def _unpickle(data: Any) -> Any:
+    return snapshot_codec.decode(data)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``a == b`` for values that may hold numpy arrays (whose ``==`` is elementwise)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[key], b[key]) for key in a)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+class SerialisedState:
+    """Serialised form, pickling, equality and hashing of the state classes (through :mod:`~agentgym_budget.snapshot_codec`)."""
+
+    __snapshot_record__: ClassVar[str]
+
+    def to_bytes(self) -> bytes:
+        """The serialised form of this state (computed once, then cached).
+
+        Raises:
+            SnapshotUnsupportedError: A layer's part is not plain data (see :func:`agentgym_budget.snapshot_codec.encode`).
+        """
+        data = self.__dict__.get("_serialised")
+        if data is None:
+            data = snapshot_codec.encode(self)
+            object.__setattr__(self, "_serialised", data)
+        return data
+
+    @classmethod
+    def from_bytes(cls: type[_S], data: bytes | bytearray | memoryview) -> _S:
+        """Read a state written by :meth:`to_bytes` (in any process). Runs no code from ``data``.
+
+        Raises:
+            SnapshotMismatchError: ``data`` is not a serialised ``cls``, is corrupted, or was written with
+                other library versions.
+        """
+        value = snapshot_codec.decode(data)
+        if not isinstance(value, cls):
+            raise SnapshotMismatchError(
+                f"The data holds a {type(value).__name__}; {cls.__name__}.from_bytes reads a serialised {cls.__name__}."
+            )
+        return value
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        try:
+            return self.to_bytes() == other.to_bytes()
+        except SnapshotUnsupportedError:  # a part that is not plain data: compare field by field
+            return all(_equal(getattr(self, f.name), getattr(other, f.name)) for f in dataclasses.fields(self))
+
+    def __hash__(self) -> int:
+        try:
+            return hash(self.to_bytes())
+        except SnapshotUnsupportedError:
+            return hash(type(self).__name__)
+
+    def __copy__(self: _S) -> _S:
+        return self  # immutable: a copy is the same state
+
+    def __deepcopy__(self: _S, memo: dict[int, Any]) -> _S:
+        return self
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        data = self.to_bytes()
+        return (_unpickle, (pickle.PickleBuffer(data) if protocol >= 5 else data,))
+
+
+@dataclass(frozen=True, eq=False)
+class TextEnvState(SerialisedState):
     """State of one :class:`~agentgym_budget.env.TextEnv` (the base of a stack).
 
     Attributes:
@@ -39,6 +146,8 @@ class TextEnvState:
         engine: The engine's native state, or ``None`` when restoring means replaying ``actions``.
     """
 
+    __snapshot_record__: ClassVar[str] = "TextEnvState/1"
+
     env_key: tuple[Any, ...]
     task_id: str
     engine_seed: int
@@ -49,8 +158,8 @@ class TextEnvState:
     engine: Any = field(default=None, repr=False)
 
 
-@dataclass(frozen=True)
-class ReplayLog:
+@dataclass(frozen=True, eq=False)
+class ReplayLog(SerialisedState):
     """What replays an episode on an env that has no native state: the reset and every action.
 
     Attributes:
@@ -60,14 +169,16 @@ class ReplayLog:
         actions: Every action passed to ``step`` since that reset.
     """
 
+    __snapshot_record__: ClassVar[str] = "ReplayLog/1"
+
     fingerprint: tuple[Any, ...]
     seed: int
     options: tuple[tuple[str, Any], ...]
     actions: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
-class EnvState:
+@dataclass(frozen=True, eq=False)
+class EnvState(SerialisedState):
     """State of a whole environment stack, outermost layer first.
 
     Attributes:
@@ -75,6 +186,8 @@ class EnvState:
         parts: One part per layer in ``stack`` (native snapshots), or empty for replay snapshots.
         replay: The replay log (replay snapshots), or ``None``.
     """
+
+    __snapshot_record__: ClassVar[str] = "EnvState/1"
 
     stack: tuple[str, ...]
     parts: tuple[Any, ...] = ()

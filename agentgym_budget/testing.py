@@ -11,7 +11,8 @@ Subclass :class:`EnvConformance` in a pytest module, set ``env_id`` (and
 
 Checks: Gymnasium's ``check_env``; the standard ``info`` keys and types; same seed ->
 same task and trajectory; snapshot/restore equals a fresh replay (native and replay
-modes); ``TurnBudget`` truncation; fork independence; typed errors for non-string
+modes); a snapshot's serialised form (and its pickle) restores into a new stack; ``TurnBudget``
+truncation; fork independence; typed errors for non-string
 actions, steps after the end and unknown info keys; and hypothesis fuzzing of actions
 (random unicode, control characters, backslashes, meta-commands, very long strings).
 Needs ``pytest`` and ``hypothesis`` (the ``test`` extra).
@@ -217,6 +218,30 @@ class EnvConformance:
 
     def test_replay_snapshot_equals_replay(self) -> None:
         self._check_snapshot_equals_replay("replay")
+
+    def test_serialised_snapshot_restores_into_a_new_stack(self) -> None:
+        import pickle
+
+        from agentgym_budget.state import EnvState
+
+        env = StateSnapshot(TurnBudget(self.make_env(), max_turns=100))
+        other = StateSnapshot(TurnBudget(self.make_env(), max_turns=100))
+        try:
+            _, info = play_open_prefix(env, self.seed, self.steps, random.Random(6))
+            snap = env.snapshot()
+            data = snap.to_bytes()
+            suffix = play_random(env, self.steps, random.Random(7), info)
+            assert suffix, "no continuation was played"
+            again = EnvState.from_bytes(data)
+            assert again == snap and hash(again) == hash(snap), "the serialised snapshot is not equal to the snapshot"
+            assert pickle.loads(pickle.dumps(snap)) == snap, "the pickled snapshot is not equal to the snapshot"
+            other.restore(again)
+            replayed = [(action, transition_key(other.step(action))) for action, _ in suffix]
+            assert replayed == suffix, "the deserialised snapshot did not reproduce the continuation"
+            other.restore(again)
+            assert other.snapshot().to_bytes() == data, "a restored snapshot serialises differently"
+        finally:
+            self._closing(env, other)()
 
     def test_fork_independence(self) -> None:
         env = StateSnapshot(TurnBudget(self.make_env(), max_turns=50))

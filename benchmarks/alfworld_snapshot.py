@@ -8,11 +8,19 @@ measures on ``gym.make("agentgym_budget/ALFWorld-v0") + TurnBudget + StateSnapsh
 * ``restore``: restoring an existing snapshot (native);
 * ``replay``: restoring by reset + replaying the actions (``StateSnapshot(mode="replay")``);
 * ``engine save/restore``: the engine-level native snapshot alone;
-* ``fork(8)``: eight independent copies of the stack at that state (new envs, so replay).
+* the serialised form: ``snapshot().to_bytes()``, ``EnvState.from_bytes`` + ``restore`` into another
+  stack (what a worker process does with a snapshot it receives: the planner operators of the
+  episode are applied again), and its size;
+* ``fork(8)``: eight independent copies of the stack at that state; forks share the planner
+  library and restore natively (no replay). The forks are closed outside the timed call
+  (``fork8_and_close_ms`` includes it).
+
+The fork and snapshot+restore figures are taken in interleaved rounds, in wall-clock time and in
+CPU time (``*_cpu``: robust to other processes competing for the cores).
 
 Each native restore is checked to reproduce the next step of a replayed copy.
-Goal: snapshot+restore >= 100x faster than replaying 30 steps. Results go to
-``benchmarks/results/alfworld_snapshot.json``.
+Targets: snapshot+restore >= 100x faster than replaying 30 steps; ``fork(8)`` <= 10x one
+snapshot+restore. Results go to ``benchmarks/results/alfworld_snapshot.json``.
 
 Usage::
 
@@ -32,6 +40,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import agentgym_budget  # noqa: F401  (registers the ids)
+from agentgym_budget.state import EnvState
 from agentgym_budget.tasks.alfworld.env import ALFWorldEnv
 from agentgym_budget.testing import transition_key
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
@@ -39,13 +48,20 @@ from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 RESULTS = Path(__file__).parent / "results"
 
 
-def median_ms(function: Callable[[], object], repeats: int) -> float:
+def median_ms(function: Callable[[], object], repeats: int, clock: Callable[[], float] = time.perf_counter) -> float:
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         function()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times) * 1e3
+
+
+def fork8(env: StateSnapshot, forks: list[StateSnapshot]) -> None:
+    """``env.fork(8)``; the forks are closed outside the timed call."""
+    for fork in forks:
+        fork.close()
+    forks[:] = env.fork(8)
 
 
 def make_stack(mode: str, games: int) -> StateSnapshot:
@@ -75,6 +91,7 @@ def actions_for(task: str, length: int, games: int, seed: int) -> list[str]:
 
 def measure(task: str, depth: int, actions: list[str], args: argparse.Namespace) -> dict[str, float]:
     native, replay = make_stack("native", args.games_per_type), make_stack("replay", args.games_per_type)
+    other = make_stack("native", args.games_per_type)
     for env in (native, replay):
         env.reset(seed=0, options={"task": task})
         for action in actions[:depth]:
@@ -86,19 +103,46 @@ def measure(task: str, depth: int, actions: list[str], args: argparse.Namespace)
     assert transition_key(native.step(probe)) == transition_key(replay.step(probe)), (
         "native restore differs from replay"
     )
+    data = native_snap.to_bytes()
+    native.restore(native_snap)
+    other.restore(EnvState.from_bytes(data))
+    assert transition_key(other.step(probe)) == transition_key(native.step(probe)), "deserialised restore differs"
+    native.restore(native_snap)
     engine = native.unwrapped._engine
     saved = engine.save()
-    figures = {
-        "snapshot_ms": median_ms(native.snapshot, args.repeats),
-        "snapshot_restore_ms": median_ms(lambda: native.restore(native.snapshot()), args.repeats),
-        "restore_ms": median_ms(lambda: native.restore(native_snap), args.repeats),
-        "replay_ms": median_ms(lambda: replay.restore(replay_snap), max(5, args.repeats // 3)),
-        "engine_save_us": median_ms(engine.save, args.repeats) * 1e3,
-        "engine_restore_us": median_ms(lambda: engine.restore(saved), args.repeats) * 1e3,
-        "fork8_ms": median_ms(lambda: [fork.close() for fork in native.fork(8)], 3),
-    }
+    rounds: dict[str, list[float]] = {}
+    forks: list[StateSnapshot] = []
+    cpu = time.process_time
+    for _ in range(args.rounds):  # interleaved rounds: the ratios share the machine's load
+        round_figures = {
+            "snapshot_ms": median_ms(native.snapshot, args.repeats),
+            "snapshot_restore_ms": median_ms(lambda: native.restore(native.snapshot()), args.repeats),
+            "snapshot_restore_cpu_ms": median_ms(lambda: native.restore(native.snapshot()), args.repeats, cpu),
+            "restore_ms": median_ms(lambda: native.restore(native_snap), args.repeats),
+            "fork8_ms": median_ms(lambda: fork8(native, forks), args.repeats),
+            "fork8_cpu_ms": median_ms(lambda: fork8(native, forks), args.repeats, cpu),
+            "fork8_and_close_ms": median_ms(lambda: [fork.close() for fork in native.fork(8)], args.repeats),
+        }
+        for key, value in round_figures.items():
+            rounds.setdefault(key, []).append(value)
+    fork8(native, forks)
+    for fork in forks:
+        fork.close()
+    figures = {key: statistics.median(values) for key, values in rounds.items()}
+    figures.update(
+        {
+            "replay_ms": median_ms(lambda: replay.restore(replay_snap), max(5, args.repeats // 3)),
+            "engine_save_us": median_ms(engine.save, args.repeats) * 1e3,
+            "engine_restore_us": median_ms(lambda: engine.restore(saved), args.repeats) * 1e3,
+            "snapshot_to_bytes_ms": median_ms(lambda: native.snapshot().to_bytes(), args.repeats),
+            "from_bytes_restore_ms": median_ms(lambda: other.restore(EnvState.from_bytes(data)), args.repeats),
+            "serialised_kib": len(data) / 1024,
+        }
+    )
     figures["replay_over_snapshot_restore"] = figures["replay_ms"] / figures["snapshot_restore_ms"]
-    for env in (native, replay):
+    figures["fork8_over_snapshot_restore"] = figures["fork8_ms"] / figures["snapshot_restore_ms"]
+    figures["fork8_over_snapshot_restore_cpu"] = figures["fork8_cpu_ms"] / figures["snapshot_restore_cpu_ms"]
+    for env in (native, replay, other):
         env.close()
     return {key: round(value, 4) for key, value in figures.items()}
 
@@ -107,6 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--games-per-type", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the fork and snapshot timings")
     args = parser.parse_args()
     tasks = list(ALFWorldEnv(num_games=args.games_per_type).task_ids)
     result: dict[str, object] = {"games": {}}
@@ -115,7 +160,24 @@ def main() -> None:
         result["games"][task] = {f"after_{depth}_steps": measure(task, depth, actions, args) for depth in (10, 30)}
         print(task, json.dumps(result["games"][task]["after_30_steps"]), flush=True)
     ratios = [game["after_30_steps"]["replay_over_snapshot_restore"] for game in result["games"].values()]
+    games = list(result["games"].values())
+    fork_ratios = [game[f"after_{depth}_steps"]["fork8_over_snapshot_restore"] for game in games for depth in (10, 30)]
+    cpu_ratios = [
+        game[f"after_{depth}_steps"]["fork8_over_snapshot_restore_cpu"] for game in games for depth in (10, 30)
+    ]
     result["summary"] = {
+        "median_fork8_over_snapshot_restore": statistics.median(fork_ratios),
+        "max_fork8_over_snapshot_restore": max(fork_ratios),
+        "median_fork8_over_snapshot_restore_cpu": statistics.median(cpu_ratios),
+        "max_fork8_over_snapshot_restore_cpu": max(cpu_ratios),
+        "median_fork8_ms": statistics.median(game["after_30_steps"]["fork8_ms"] for game in games),
+        "target_fork8_over_snapshot_restore": 10,
+        "median_snapshot_to_bytes_ms": statistics.median(
+            game["after_30_steps"]["snapshot_to_bytes_ms"] for game in games
+        ),
+        "median_from_bytes_restore_ms": statistics.median(
+            game["after_30_steps"]["from_bytes_restore_ms"] for game in games
+        ),
         "median_replay30_over_snapshot_restore": statistics.median(ratios),
         "min_replay30_over_snapshot_restore": min(ratios),
         "median_snapshot_restore_ms": statistics.median(

@@ -160,7 +160,7 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         snap = self.snapshot()
         forks = []
         for _ in range(int(n)):
-            twin = snapshot.clone(self)
+            twin = snapshot.clone(self, share_engine=True)
             twin.restore(snap)
             forks.append(twin)
         return forks

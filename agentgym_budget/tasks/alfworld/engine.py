@@ -11,8 +11,10 @@ same order (``textworld.start(game, infos, wrappers=[AlfredDemangler(...), Alfre
 * ALFWorld's ``AlfredInfos`` (the game file in ``extra.gamefile``).
 
 On top of it: the planner's plan (:meth:`AlfworldEngine.plan`: Fast Downward on the
-goal-relevant part of the state, computed only when asked and cached per state), and native
-snapshots (:meth:`AlfworldEngine.save` / ``restore``).
+goal-relevant part of the state, computed only when asked and cached per state), native
+snapshots (:meth:`AlfworldEngine.save` / ``restore``) with a portable form
+(:meth:`EngineSnapshot.portable`, :mod:`.portable`), and forks sharing the loaded game and
+planner library (:meth:`AlfworldEngine.fork`).
 
 Example:
     >>> engine = AlfworldEngine()
@@ -36,8 +38,10 @@ from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInf
 from alfworld.agents.utils.misc import Demangler
 from textworld.core import GameState
 
+from agentgym_budget.errors import SnapshotMismatchError
 from agentgym_budget.tasks.alfworld.pddl_env import FastPddlEnv, PddlSnapshot
 from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, relevant_problem, solve, translate_for_search
+from agentgym_budget.tasks.alfworld.portable import PortableAlfworldState, game_digest
 
 __all__ = ["AlfworldEngine", "EngineSnapshot", "SeededAlfredDemangler", "seeded_global_random"]
 
@@ -95,7 +99,8 @@ class SeededAlfredDemangler(AlfredDemangler):
         key = seed if self.shuffle else None
         if key == self._named_with:
             return
-        infos = self._entity_infos
+        own = getattr(self._wrapped_env, "own_entity_infos", None)
+        infos = own() if own is not None else self._entity_infos
         with seeded_global_random(seed):
             demangler = Demangler(game_infos=infos, shuffle=self.shuffle)
         for info in infos.values():
@@ -108,6 +113,14 @@ class SeededAlfredDemangler(AlfredDemangler):
         return super().reset()
 
 
+def _copy_wrapper(wrapper: Any, inner: Any) -> Any:
+    """A copy of a TextWorld wrapper whose attributes are plain values, around ``inner``."""
+    twin = object.__new__(type(wrapper))
+    twin.__dict__.update(wrapper.__dict__)
+    twin._wrapped_env = inner
+    return twin
+
+
 @dataclass(frozen=True)
 class EngineSnapshot:
     """Native state of an :class:`AlfworldEngine` (opaque)."""
@@ -115,6 +128,18 @@ class EngineSnapshot:
     game_path: str
     seed: int
     pddl: PddlSnapshot
+
+    def portable(self) -> PortableAlfworldState:
+        """This state as plain data, restorable in any process (:mod:`.portable`)."""
+        state = self.pddl.state
+        return PortableAlfworldState(
+            game_digest=game_digest(self.game_path),
+            seed=int(self.seed),
+            path=self.pddl.path,
+            moves=int(self.pddl.moves),
+            feedback=str(state.get("feedback") or ""),
+            last_command=state.get("last_command"),
+        )
 
 
 class AlfworldEngine:
@@ -202,7 +227,9 @@ class AlfworldEngine:
         plan = plans.get(key)
         if plan is None:
             plan = ()
-            if not pddl.check_goal():
+            with self._pddl.claimed():
+                won = pddl.check_goal()
+            if not won:
                 domain = game.data["pddl_domain"]
                 problem = relevant_problem(facts, game.name2type, game.goal, domain)
                 if self._search_lib is None:
@@ -221,14 +248,67 @@ class AlfworldEngine:
         """Capture the current state."""
         return EngineSnapshot(self.game_path, self.seed, self._pddl.save())
 
-    def can_restore(self, snapshot: EngineSnapshot) -> bool:
-        """Whether :meth:`restore` can restore ``snapshot`` natively (same planner task still loaded)."""
-        return snapshot.game_path == self.game_path and self._pddl.can_restore(snapshot.pddl)
+    def can_restore(self, snapshot: EngineSnapshot | PortableAlfworldState) -> bool:
+        """Whether :meth:`restore` restores ``snapshot`` natively: a snapshot of this engine's planner task
+        (of this engine, or of an engine it was forked from or forked) that is still loaded."""
+        return (
+            isinstance(snapshot, EngineSnapshot)
+            and snapshot.game_path == self.game_path
+            and self._pddl.can_restore(snapshot.pddl)
+        )
 
-    def restore(self, snapshot: EngineSnapshot) -> GameState:
-        """Restore ``snapshot`` (requires :meth:`can_restore`)."""
-        self.seed = snapshot.seed
-        return self._pddl.restore(snapshot.pddl)
+    def restore(self, snapshot: EngineSnapshot | PortableAlfworldState, game_path: str | None = None) -> GameState:
+        """Restore ``snapshot``: natively when :meth:`can_restore`, else by applying its planner operators
+        again on a fresh load of the game (a few milliseconds; no text derived on the way).
+
+        Args:
+            snapshot: A state from :meth:`save`, or its portable form (then ``game_path`` is required).
+            game_path: The game file of this process the state belongs to.
+
+        Raises:
+            SnapshotMismatchError: A portable state of another game (its digest differs).
+        """
+        if isinstance(snapshot, PortableAlfworldState):
+            if game_path is None:
+                raise ValueError("Restoring a portable ALFWorld state needs the path of its game file.")
+            digest = game_digest(game_path)
+            if digest != snapshot.game_digest:
+                raise SnapshotMismatchError(
+                    f"The snapshot was taken on an ALFWorld game with digest {snapshot.game_digest}, but this env's "
+                    f"game file {game_path} has digest {digest}: the games differ."
+                )
+            self._name_for(game_path, snapshot.seed)
+            try:
+                return self._pddl.replay_path(
+                    snapshot.path, moves=snapshot.moves, feedback=snapshot.feedback, last_command=snapshot.last_command
+                )
+            except ValueError as err:
+                raise SnapshotMismatchError(f"The snapshot does not fit the game {game_path}: {err}") from err
+        if self.can_restore(snapshot):
+            self.seed = snapshot.seed
+            return self._pddl.restore(snapshot.pddl)
+        self._name_for(snapshot.game_path, snapshot.seed)
+        return self._pddl.replay_path(snapshot.pddl.path, snapshot=snapshot.pddl)
+
+    def _name_for(self, game_path: str, seed: int) -> None:
+        """Load ``game_path`` and name its entities as the episode of ``seed`` does."""
+        self.load(game_path)
+        self.seed = seed
+        self._env.seed(seed)
+        self._demangler.rename(self._demangler._episode_seed)
+
+    def fork(self) -> AlfworldEngine:
+        """A new engine on the loaded game, sharing this engine's planner library and caches.
+
+        A snapshot of this engine restores into the fork natively (no replay); each engine's planner
+        state is swapped in when it acts (:mod:`.shared_planner`).
+        """
+        twin = AlfworldEngine.__new__(AlfworldEngine)
+        twin.pool, twin.game_path, twin.seed, twin._search_lib = self.pool, self.game_path, self.seed, None
+        twin._pddl = self._pddl.fork()
+        twin._demangler = _copy_wrapper(self._demangler, twin._pddl)  # naming, seed, shuffle flag
+        twin._env = _copy_wrapper(self._env, twin._demangler)  # the game file
+        return twin
 
     def close(self) -> None:
         """Release the planner libraries (idempotent)."""

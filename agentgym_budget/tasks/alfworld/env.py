@@ -18,7 +18,10 @@ ALFWorld text engine (:class:`~.engine.AlfworldEngine`). Family specifics:
   and ``game_file``;
 * commands: white space collapsed and lower-cased; anything that is not an admissible command
   is one normal turn answered ``"Nothing happens."``, as in ALFWorld;
-* snapshots: native (planner state id + PDDL facts) within an episode, replay otherwise.
+* snapshots: native (planner state id + PDDL facts) within an episode and in forks (which share
+  the planner library); elsewhere, including other processes, the planner operators of the episode
+  are applied again (no text derived); with the handcoded expert, a state from another process
+  replays the episode's commands (the expert's memory is not plain data).
 
 Example:
     >>> env = ALFWorldEnv("pick_and_place_simple", num_games=1)
@@ -46,6 +49,7 @@ from agentgym_budget.errors import InvalidOptionError, MissingDependencyError
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.tasks.alfworld import data as official
 from agentgym_budget.tasks.alfworld import generator
+from agentgym_budget.tasks.alfworld.portable import PortableAlfworldEnvState
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES, goal_progress
 
 __all__ = ["ALFWORLD_INFO_KEYS", "MAX_COMMAND_LENGTH", "ALFWorldEnv", "require_alfworld", "sanitize_command"]
@@ -145,6 +149,10 @@ class _Snapshot:
     engine: Any
     commands: tuple[str, ...]
     expert: Any
+    goal: str
+
+    def portable(self) -> PortableAlfworldEnvState:
+        return PortableAlfworldEnvState(self.engine.portable(), self.commands, self.goal, self.expert is not None)
 
 
 class ALFWorldEnv(TextEnv):
@@ -302,20 +310,27 @@ class ALFWorldEnv(TextEnv):
 
     def _save_engine(self) -> Any:
         expert = self._handcoded.copy() if self._handcoded is not None else None
-        return _Snapshot(self._engine.save(), tuple(self._commands), expert)
+        return _Snapshot(self._engine.save(), tuple(self._commands), expert, self._goal)
 
     def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
-        engine = self._engine_for_episode()
         path = self._game_path(task_id)
-        if engine.game_path == os.path.abspath(path) and engine.can_restore(engine_state.engine):
-            engine.restore(engine_state.engine)
-            self._commands = list(engine_state.commands)
-            self._handcoded = engine_state.expert.copy() if engine_state.expert is not None else None
-            self._meta = _trajectory(path)
+        if isinstance(engine_state, PortableAlfworldEnvState) and engine_state.handcoded:
+            self._begin(task_id, engine_seed)
+            for command in engine_state.commands:
+                self._act(command)
             return
-        self._begin(task_id, engine_seed)
-        for command in engine_state.commands:
-            self._act(command)
+        engine = self._engine_for_episode()
+        engine.restore(engine_state.engine, path)
+        self._commands = list(engine_state.commands)
+        expert = getattr(engine_state, "expert", None)
+        self._handcoded = expert.copy() if expert is not None else None
+        self._meta = _trajectory(path)
+        self._goal = engine_state.goal
+
+    def _share_engine(self, twin: TextEnv) -> None:
+        if self._engine is not None and self._engine.game_path is not None:
+            twin._engine = self._engine.fork()
+        twin._paths = self._paths
 
     def _close_engine(self) -> None:
         if self._engine is not None:

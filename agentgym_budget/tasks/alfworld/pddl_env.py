@@ -12,9 +12,9 @@ admissible commands, rewards and infos step for step. It differs in what it does
   static derivations cached) instead of re-parsing every template at every step;
 * the planner library comes from :data:`~.planner.LIBRARIES` and goes back on :meth:`close`,
   and the game file is read with a context manager (the stock engine leaks both);
-* :meth:`save` / :meth:`restore` capture the planner's state id plus the PDDL facts and the
-  last game state (microseconds), valid while the planner task is loaded (until the next
-  ``load``/``reset``: see :meth:`can_restore`).
+* native snapshots and forks (:mod:`.pddl_snapshots`): ``save`` / ``restore`` in microseconds
+  while the planner task is loaded, ``replay_path`` elsewhere, ``fork`` sharing the planner
+  library (:mod:`.shared_planner`).
 
 It composes with TextWorld wrappers exactly like ``PddlEnv`` (ALFWorld's ``AlfredDemangler``
 and ``AlfredInfos``).
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import os
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
@@ -53,11 +52,12 @@ from textworld.logic import Proposition, Variable
 from agentgym_budget.errors import DataError
 from agentgym_budget.tasks.alfworld.data import read_game, translate_game
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar
+from agentgym_budget.tasks.alfworld.pddl_snapshots import PddlSnapshot, PddlSnapshots
 from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, Translation
+from agentgym_budget.tasks.alfworld.shared_planner import PlannerShare
 
 __all__ = ["FastPddlEnv", "GameData", "PddlSnapshot", "load_game"]
 
-_TOKENS = itertools.count(1)
 _NAMINGS_KEPT = 8
 
 
@@ -177,26 +177,16 @@ class _CachedPddlState(pddl_logic.PddlState):
             game.state_facts = [fact for fact in facts if not fact.is_negation]
         self.add_facts(game.state_facts)
 
-
-@dataclass(frozen=True)
-class PddlSnapshot:
-    """Native state of a :class:`FastPddlEnv` (opaque; restoring it never mutates it)."""
-
-    token: int
-    epoch: int
-    state_id: int
-    facts: tuple[tuple[Any, frozenset[Proposition]], ...]
-    vars_by_name: dict[str, Variable]
-    vars_by_type: tuple[tuple[str, frozenset[Variable]], ...]
-    var_counts: Counter
-    operators: dict[int, Any]
-    state: GameState
-    prev_state: GameState | None
-    last_action: Any
-    moves: int
+    def twin(self) -> _CachedPddlState:
+        """A state object sharing this one's game constants, with no facts (a restore fills them)."""
+        twin = _CachedPddlState.__new__(_CachedPddlState)
+        twin.__dict__.update(self.__dict__)
+        twin._facts, twin._vars_by_name, twin._vars_by_type = defaultdict(set), {}, defaultdict(set)
+        twin._var_counts, twin._operators = Counter(), {}
+        return twin
 
 
-class FastPddlEnv(PddlEnv):
+class FastPddlEnv(PddlSnapshots, PddlEnv):
     """TextWorld's ``PddlEnv`` with the constant work cached (see the module docstring).
 
     Args:
@@ -207,9 +197,11 @@ class FastPddlEnv(PddlEnv):
     def __init__(self, infos: textworld.EnvInfos | None = None, *, libraries: LibraryPool = LIBRARIES) -> None:
         textworld.Environment.__init__(self, infos)
         self._libraries = libraries
-        self.downward_lib = libraries.acquire()
-        self._token = next(_TOKENS)
-        self._epoch = 0
+        self._share = PlannerShare(libraries)
+        self.downward_lib = self._share.lib
+        self.planner_state: int | None = None
+        self._path: list[tuple[str, int]] = []
+        self._infos_shared = False
         self._game: GameData | None = None
         self._grammar: CompiledGrammar | None = None
 
@@ -228,6 +220,7 @@ class FastPddlEnv(PddlEnv):
         self._logic = game.logic
         self._pddl_state = self._new_state()
         self._entity_infos = self._get_entity_infos()
+        self._infos_shared = False
         self._grammar = CompiledGrammar(game.logic.grammar, game.fluents)
 
     def names_changed(self, naming: Any = None) -> None:
@@ -245,8 +238,15 @@ class FastPddlEnv(PddlEnv):
                 self._grammar.use_results(self._game.derivations_for(naming))
 
     def _new_state(self) -> _CachedPddlState:
-        self._epoch += 1
-        return _CachedPddlState(self.downward_lib, self._game)
+        if self._share.users > 1:  # loading a task empties the registry other envs still use
+            self._share.leave(self)
+            self._share = PlannerShare(self._libraries)
+            self.downward_lib = self._share.lib
+            self.planner_state = None
+        self._path = []
+        with self.claimed():
+            self._share.task_loaded()
+            return _CachedPddlState(self.downward_lib, self._game)
 
     def _context(self, mapping: dict[Any, Any]) -> dict[str, Any]:
         infos = self._entity_infos
@@ -286,6 +286,10 @@ class FastPddlEnv(PddlEnv):
 
     def reset(self) -> GameState:
         self._pddl_state = self._new_state()
+        with self.claimed():
+            return self._reset()
+
+    def _reset(self) -> GameState:
         self.prev_state = None
         self.state = GameState()
         self._last_action = None
@@ -298,6 +302,10 @@ class FastPddlEnv(PddlEnv):
         return self.state
 
     def step(self, command: str) -> tuple[GameState, int, bool]:
+        with self.claimed():
+            return self._step(command)
+
+    def _step(self, command: str) -> tuple[GameState, int, bool]:
         command = command.strip()
         self.prev_state = self.state
         self.state = GameState()
@@ -306,7 +314,9 @@ class FastPddlEnv(PddlEnv):
         try:  # the same scope as the stock engine: any ValueError means "nothing happens"
             index = self.prev_state["_valid_commands"].index(command)
             self._last_action = self.prev_state["_valid_actions"][index]
+            operator = self._pddl_state._operators[self._last_action.id]
             self._pddl_state.apply(self._last_action)
+            self._path.append((operator.name, operator.nb_effect_atoms))
             context = self._context(self._last_action.mapping)
             self.state.feedback = self._grammar.derive(self._last_action.feedback_rule, context)
             self._moves += 1
@@ -320,49 +330,10 @@ class FastPddlEnv(PddlEnv):
         self.state["done"] = self.state["won"] or self.state["lost"]
         return self.state, self.state["score"], self.state["done"]
 
-    # ------------------------------------------------------------------ snapshots
-    def save(self) -> PddlSnapshot:
-        """Capture the current game state (see :meth:`can_restore` for where it restores)."""
-        pddl = self._pddl_state
-        return PddlSnapshot(
-            token=self._token,
-            epoch=self._epoch,
-            state_id=self.downward_lib.get_state_id(),
-            facts=tuple((sig, frozenset(facts)) for sig, facts in pddl._facts.items()),
-            vars_by_name=dict(pddl._vars_by_name),
-            vars_by_type=tuple((kind, frozenset(names)) for kind, names in pddl._vars_by_type.items()),
-            var_counts=Counter(pddl._var_counts),
-            operators=dict(pddl._operators),
-            state=GameState(self.state),
-            prev_state=GameState(self.prev_state) if self.prev_state is not None else None,
-            last_action=self._last_action,
-            moves=self._moves,
-        )
-
-    def can_restore(self, snapshot: PddlSnapshot) -> bool:
-        """Whether ``snapshot`` was taken on this env since its planner task was last loaded."""
-        return snapshot.token == self._token and snapshot.epoch == self._epoch
-
-    def restore(self, snapshot: PddlSnapshot) -> GameState:
-        """Put the game back in ``snapshot`` (requires :meth:`can_restore`)."""
-        if not self.can_restore(snapshot):
-            raise ValueError("This snapshot belongs to another planner task; replay its actions instead.")
-        self.downward_lib.set_state_id(snapshot.state_id)
-        pddl = self._pddl_state
-        pddl._facts = defaultdict(set, ((sig, set(facts)) for sig, facts in snapshot.facts))
-        pddl._vars_by_name = dict(snapshot.vars_by_name)
-        pddl._vars_by_type = defaultdict(set, ((kind, set(names)) for kind, names in snapshot.vars_by_type))
-        pddl._var_counts = Counter(snapshot.var_counts)
-        pddl._operators = dict(snapshot.operators)
-        self.state = GameState(snapshot.state)
-        self.prev_state = GameState(snapshot.prev_state) if snapshot.prev_state is not None else None
-        self._last_action = snapshot.last_action
-        self._moves = snapshot.moves
-        return self.state
-
     # ------------------------------------------------------------------ resources
     def close(self) -> None:
-        """Give the planner library back to its pool (idempotent)."""
-        lib = self.__dict__.pop("downward_lib", None)
-        if lib is not None:
-            self._libraries.release(lib)
+        """Leave the planner library, which goes back to its pool after its last user (idempotent)."""
+        share = self.__dict__.pop("_share", None)
+        self.__dict__.pop("downward_lib", None)
+        if share is not None:
+            share.leave(self)

@@ -12,7 +12,12 @@ added:
 * :meth:`TextWorldEngine.save` / :meth:`~TextWorldEngine.restore` capture the
   interpreter's own state (``FrotzEnv.get_state``) and TextWorld's progress trackers
   (the game progression, policies, move count), which restores the exact game in well
-  under a millisecond, instead of ``env.copy()`` which deep-copies the game.
+  under a millisecond, instead of ``env.copy()`` which deep-copies the game;
+* saved states have a portable form (:meth:`TextWorldEngineState.portable`, plain data:
+  :mod:`.portable`) that restores in any process, whatever its ``PYTHONHASHSEED``;
+* :meth:`TextWorldEngine.fork` makes an engine on the same game that shares this one's
+  interpreter (:mod:`.interpreter`): no new interpreter to start, each engine's z-machine
+  state is swapped in when it acts.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ from textworld.envs import JerichoEnv, TWInform7
 from textworld.envs.wrappers.tw_inform7 import Inform7Data, StateTracking
 from textworld.generator.game import Game, GameProgression
 
-from agentgym_budget.errors import DataError
+from agentgym_budget.errors import DataError, SnapshotMismatchError
+from agentgym_budget.tasks.textworld.interpreter import InterpreterLease
+from agentgym_budget.tasks.textworld.portable import PortableTextWorldState, freeze_trackers, game_digest, thaw_trackers
 from agentgym_budget.tasks.textworld.story_file import check_story_file
 
 __all__ = ["TextWorldEngine", "TextWorldEngineState", "load_game"]
@@ -88,6 +95,68 @@ class TextWorldEngineState:
     game_state: Any
     score: int
 
+    def portable(self) -> PortableTextWorldState:
+        """This state as plain data, restorable in any process (:mod:`.portable`)."""
+        ram, stack, pc, sp, fp, frames, opcode, rng, narrative = self.interpreter
+        trackers = freeze_trackers(self.progression, self.last_action, self.previous_policy, self.current_policy)
+        return PortableTextWorldState(
+            game_digest=game_digest(self.game_path),
+            ram=ram,
+            stack=stack,
+            registers=tuple(int(value) for value in (pc, sp, fp, frames, opcode, *rng)),
+            narrative=bytes(narrative),
+            score=int(self.score),
+            moves=int(self.moves),
+            tracked_infos=tuple((key, self.game_state.get(key)) for key in self.tracked_infos),
+            trackers=trackers,
+        )
+
+    @staticmethod
+    def thaw(portable: PortableTextWorldState, z8_path: str) -> TextWorldEngineState:
+        """The native state of ``portable`` on the game ``z8_path`` of this process (cached on ``portable``).
+
+        Raises:
+            SnapshotMismatchError: ``z8_path`` is not the game the state was taken on.
+        """
+        digest = game_digest(z8_path)
+        if digest != portable.game_digest:
+            raise SnapshotMismatchError(
+                f"The snapshot was taken on a TextWorld game with digest {portable.game_digest}, but this env's game "
+                f"file {z8_path} has digest {digest}: the games differ (another generator or TextWorld version, or "
+                "an edited game file)."
+            )
+        game = load_game(z8_path)
+        cached = portable.__dict__.get("_native")
+        if cached is not None and cached[0] is game and cached[1].game_path == z8_path:
+            return cached[1]
+        progression, last_action, previous_policy, current_policy = thaw_trackers(portable.trackers, game)
+        pc, sp, fp, frames, opcode, rng_a, rng_interval, rng_counter = portable.registers
+        native = TextWorldEngineState(
+            game_path=z8_path,
+            interpreter=(
+                portable.ram,
+                portable.stack,
+                pc,
+                sp,
+                fp,
+                frames,
+                opcode,
+                (rng_a, rng_interval, rng_counter),
+                portable.narrative,
+            ),
+            progression=progression,
+            last_action=last_action,
+            previous_policy=previous_policy,
+            current_policy=current_policy,
+            moves=portable.moves,
+            tracked_infos=tuple(key for key, _ in portable.tracked_infos),
+            previous_game_state=None,
+            game_state=textworld.GameState(dict(portable.tracked_infos)),
+            score=portable.score,
+        )
+        object.__setattr__(portable, "_native", (game, native))
+        return native
+
 
 class TextWorldEngine:
     """One running TextWorld game with snapshot support.
@@ -114,12 +183,28 @@ class TextWorldEngine:
             return
         self.close()
         check_story_file(z8_path)  # the interpreter would end the process on a damaged story file
-        interpreter = JerichoEnv(self.request_infos)
-        interpreter._game = load_game(z8_path)
-        env = TWInform7(interpreter)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", jericho.UnsupportedGameWarning)
-            env.load(z8_path)
+            lease = InterpreterLease.start(z8_path)
+        self._attach(lease, z8_path)
+
+    def fork(self) -> TextWorldEngine:
+        """A new engine on the same game, sharing this engine's interpreter (restore a state into it).
+
+        The interpreter holds the z-machine state of whichever engine acts, so forking costs no new
+        interpreter (the ~20 ms of starting one); the fork starts its own when it loads another game.
+        """
+        twin = TextWorldEngine(self.request_infos)
+        if self._env is not None:
+            twin._attach(self._layers()[2]._jericho.share(), self.game_path)
+        return twin
+
+    def _attach(self, lease: InterpreterLease, z8_path: str) -> None:
+        interpreter = JerichoEnv(self.request_infos)
+        interpreter._game = load_game(z8_path)
+        interpreter._jericho = lease
+        env = TWInform7(interpreter)
+        env.load(z8_path)
         self._env, self.game_path = env, z8_path
 
     def reset(self, seed: int) -> textworld.GameState:
@@ -159,8 +244,22 @@ class TextWorldEngine:
             score=self.score,
         )
 
-    def restore(self, saved: TextWorldEngineState) -> textworld.GameState:
-        """Put the game back in ``saved`` (loading its game file first if needed)."""
+    def restore(
+        self, saved: TextWorldEngineState | PortableTextWorldState, z8_path: str | None = None
+    ) -> textworld.GameState:
+        """Put the game back in ``saved`` (loading its game file first if needed).
+
+        Args:
+            saved: A state from :meth:`save`, or its portable form (then ``z8_path`` is required).
+            z8_path: The game file of this process the state belongs to.
+
+        Raises:
+            SnapshotMismatchError: A portable state of another game.
+        """
+        if isinstance(saved, PortableTextWorldState):
+            if z8_path is None:
+                raise ValueError("Restoring a portable TextWorld state needs the path of its game file.")
+            saved = TextWorldEngineState.thaw(saved, os.path.abspath(z8_path))
         self.load(saved.game_path)
         tracking, inform7, interpreter = self._layers()
         interpreter._jericho.set_state(saved.interpreter)

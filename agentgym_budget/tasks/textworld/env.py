@@ -110,7 +110,13 @@ class TextWorldEnv(TextEnv):
         return self._engine.save()
 
     def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
-        self._engine.restore(engine_state)
+        self._engine.restore(engine_state, self._game_path(task_id))
+
+    def _share_engine(self, twin: TextEnv) -> None:
+        if self._engine.game_path is not None:
+            twin._engine = self._engine.fork()
+        if isinstance(twin, GeneratedGameEnv) and isinstance(self, GeneratedGameEnv):
+            twin._paths = self._paths
 
     def _close_engine(self) -> None:
         self._engine.close()

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from agentgym_budget.tasks.webshop.catalog import Catalog
 from agentgym_budget.tasks.webshop.search import SearchIndex
@@ -91,6 +92,8 @@ class Session:
         options: Selected options as ``(group, value)`` pairs, in selection order.
         feedback: Why the last action did nothing (``""`` after a valid action).
     """
+
+    __snapshot_record__: ClassVar[str] = "WebShopSession/1"
 
     page: str = "search"
     keywords: str = ""
