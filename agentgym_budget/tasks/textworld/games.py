@@ -6,6 +6,18 @@ given seed in-process (``make`` + ``compile_game``, not the ``tw-make`` CLI) and
 caches it under :func:`agentgym_budget.cache.cache_root` ``/textworld``, keyed by the
 TextWorld version, the recipe and the seed. A cached game is never regenerated.
 
+Every game is played by its own expert before it is cached: TextWorld's winning policy,
+re-planned after every step and screened by :func:`~.commands.check_command`, exactly as
+the env's ``expert_action`` is played, through the real interpreter. Some draws cannot be
+won that way (e.g. a custom world with a ``locker`` and a ``type 0 locker`` in one room: the
+parser asks "Which do you mean?" for ever). Such a draw is rejected and the game is drawn
+again with the derived seed :func:`draw_seed` ``(seed, 1)``, then ``(seed, 2)``, ...: the task
+id, the split's size and determinism are kept, and ``generation.json`` in the cache entry
+records the TextWorld seed used, the rejected ones and the expert's number of turns.
+
+The Inform 7 compiler writes an ``Inform`` folder into ``$HOME``; it runs with ``HOME`` set
+to ``<cache>/inform7-home`` instead (for the compiler's process only).
+
 Splits are disjoint seed ranges (:data:`SPLIT_SEEDS`); for the Cooking challenge
 the split is also passed to TextWorld, whose food items differ between splits.
 
@@ -20,26 +32,41 @@ Example:
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cache import cached_directory
+from agentgym_budget.cache import cache_root, cached_directory
 from agentgym_budget.errors import GenerationError, InvalidOptionError
 
 __all__ = [
     "COOKING_DIFFICULTIES",
+    "EXPERT_CHECK",
+    "MAX_DRAWS",
     "SPLIT_SEEDS",
     "GameRecipe",
     "coin_collector_recipe",
     "cooking_recipe",
     "custom_recipe",
+    "draw_seed",
+    "expert_turns",
     "generate_game",
     "simple_recipe",
     "split_seeds",
     "treasure_hunter_recipe",
 ]
+
+EXPERT_CHECK = "expert-wins-1"
+"""Version of the expert check games pass before they are cached (part of the cache key)."""
+
+MAX_DRAWS = 20
+"""Draws tried for one seed before :func:`generate_game` gives up."""
+
+_DRAW_STRIDE = 1_000_000
 
 SPLIT_SEEDS: Mapping[str, range] = {
     "train": range(0, 1000),
@@ -147,10 +174,87 @@ def custom_recipe(
     return GameRecipe(None, tuple(sorted(settings.items())))
 
 
+def draw_seed(seed: int, draw: int) -> int:
+    """The TextWorld seed of the ``draw``-th attempt at the game of ``seed`` (draw 0 is ``seed`` itself).
+
+    Derived seeds lie outside every split's seed range, so a redrawn game is no other task's game.
+
+    Example:
+        >>> draw_seed(7, 0), draw_seed(7, 2)
+        (7, 2000007)
+    """
+    return seed + draw * _DRAW_STRIDE
+
+
+class _CompilerSubprocess:
+    """``subprocess`` as TextWorld's Inform 7 module sees it: its compilers run with ``HOME`` in the cache.
+
+    Installed once into that module only (no patch window, nothing else affected), so generating
+    games from any thread never writes ``~/Inform`` and never touches ``os.environ``.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def check_output(*args: Any, **kwargs: Any) -> bytes:
+        if kwargs.get("env") is None:
+            home = cache_root() / "inform7-home"
+            home.mkdir(parents=True, exist_ok=True)
+            kwargs["env"] = {**os.environ, "HOME": str(home)}
+        return subprocess.check_output(*args, **kwargs)
+
+
+def _keep_compiler_home_in_cache() -> None:
+    from textworld.generator.inform7 import world2inform7
+
+    if not isinstance(world2inform7.subprocess, _CompilerSubprocess):
+        world2inform7.subprocess = _CompilerSubprocess()
+
+
+def expert_turns(z8_path: str | Path, max_turns: int | None = None) -> int | None:
+    """Play the game's expert as the env does; return the turns it needs to win, or ``None``.
+
+    The expert is TextWorld's winning policy, re-planned after every step; each command goes
+    through :func:`~.commands.check_command` first, as in the env (an expert command it would
+    cut or refuse cannot be played in the env, so the game fails).
+
+    Args:
+        z8_path: A TextWorld game (its ``.json`` beside it).
+        max_turns: Give up after this many turns (default: twice the first plan's length plus 10).
+    """
+    import textworld
+
+    from agentgym_budget.tasks.textworld.commands import sanitize_command
+    from agentgym_budget.tasks.textworld.engine import TextWorldEngine
+
+    engine = TextWorldEngine(textworld.EnvInfos(policy_commands=True, won=True, lost=True))
+    try:
+        engine.load(str(z8_path))
+        state = engine.reset(1)
+        plan = list(state.get("policy_commands") or [])
+        limit = max_turns if max_turns is not None else 2 * len(plan) + 10
+        for turn in range(1, limit + 1):
+            command = sanitize_command(plan[0]) if plan else None
+            if command is None or command != " ".join(plan[0].lower().split()):
+                return None
+            state, _ = engine.step(command)
+            if state.get("won"):
+                return turn
+            if state.get("lost"):
+                return None
+            plan = list(state.get("policy_commands") or [])
+        return None
+    finally:
+        engine.close()
+
+
 def _make(recipe: GameRecipe, seed: int, split: str, folder: Path) -> None:
     import textworld
     from textworld.challenges import CHALLENGES
     from textworld.generator import compile_game, make_game
+
+    _keep_compiler_home_in_cache()
 
     options = textworld.GameOptions()
     options.seeds = seed
@@ -175,17 +279,35 @@ def _make(recipe: GameRecipe, seed: int, split: str, folder: Path) -> None:
 def generate_game(recipe: GameRecipe, seed: int, split: str) -> Path:
     """Return the path of the ``.z8`` game for ``seed`` (its ``.json`` lies beside it), generating it once.
 
+    The game is won by its expert (:func:`expert_turns`); a draw that is not is redrawn with
+    :func:`draw_seed` (see the module docstring).
+
     Raises:
-        GenerationError: TextWorld failed to generate or compile the game.
+        GenerationError: TextWorld failed to generate or compile the game, or no draw in
+            :data:`MAX_DRAWS` was won by its expert.
     """
 
     def build(folder: Path) -> None:
-        try:
-            _make(recipe, seed, split, folder)
-        except Exception as err:
-            raise GenerationError(
-                f"TextWorld failed to generate {recipe.challenge or 'custom'} game {dict(recipe.settings)} "
-                f"with seed {seed}: {type(err).__name__}: {err}"
-            ) from err
+        rejected = []
+        for draw in range(MAX_DRAWS):
+            textworld_seed = draw_seed(seed, draw)
+            try:
+                _make(recipe, textworld_seed, split, folder)
+                turns = expert_turns(folder / "game.z8")
+            except Exception as err:
+                raise GenerationError(
+                    f"TextWorld failed to generate {recipe.challenge or 'custom'} game {dict(recipe.settings)} "
+                    f"with seed {textworld_seed}: {type(err).__name__}: {err}"
+                ) from err
+            if turns is not None:
+                record = {"textworld_seed": textworld_seed, "rejected_seeds": rejected, "expert_turns": turns}
+                (folder / "generation.json").write_text(json.dumps(record, indent=1))
+                return
+            rejected.append(textworld_seed)
+        raise GenerationError(
+            f"TextWorld {recipe.challenge or 'custom'} game {dict(recipe.settings)} for seed {seed}: none of "
+            f"{MAX_DRAWS} draws (TextWorld seeds {rejected[0]}..{rejected[-1]}) is won by its own expert."
+        )
 
-    return cached_directory("textworld", recipe.params(seed, split), build) / "game.z8"
+    params = {**recipe.params(seed, split), "check": EXPERT_CHECK}
+    return cached_directory("textworld", params, build) / "game.z8"
