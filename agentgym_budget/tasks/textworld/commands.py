@@ -143,7 +143,6 @@ _PHRASE_OPENERS = frozenset(
 _UNSAFE = re.compile(r"[^\x20-\x5b\x5d-\x7e]")
 _COMMAND_BREAK = re.compile(r"[.,;!?]|\bthen\b")
 _SPACES = re.compile(r"\s+")
-_WORD_SEPARATORS = re.compile(r'[\s"]+')
 _ONE_ZCHAR = frozenset("abcdefghijklmnopqrstuvwxyz")
 _TWO_ZCHARS = frozenset("0123456789.,!?_#'\"/\\-:()\n")
 
@@ -158,8 +157,11 @@ def dictionary_key(word: str) -> str:
         >>> dictionary_key("transcripts"), dictionary_key("print_stuff"), dictionary_key("look")
         ('transcrip', 'print_st', 'look')
     """
+    word = word.lower()
+    if word.isalpha() and word.isascii():
+        return word[:DICTIONARY_WORD_LENGTH]
     key, used = [], 0
-    for char in word.lower():
+    for char in word:
         used += 1 if char in _ONE_ZCHAR else 2 if char in _TWO_ZCHARS else 4
         if used > DICTIONARY_WORD_LENGTH:
             break
@@ -186,18 +188,19 @@ class CommandCheck:
     refusal: str | None = None
 
 
-def _is_number(word: str) -> bool:
-    return word.isdigit() or all(dictionary_key(part) in _NUMBER_KEYS for part in word.split("-"))
+def _is_number(word: str, key: str) -> bool:
+    return (
+        word.isdigit() or key in _NUMBER_KEYS or all(dictionary_key(part) in _NUMBER_KEYS for part in word.split("-"))
+    )
 
 
-def _names_several_objects(words: list[str]) -> bool:
-    for position, word in enumerate(words):
-        if dictionary_key(word) in _MULTI_OBJECT_KEYS:
-            return True
-        opens_phrase = position <= 1 or dictionary_key(words[position - 1]) in _OPENER_KEYS
-        if opens_phrase and _is_number(word):
-            return True
-    return False
+def _names_several_objects(words: list[str], keys: list[str]) -> bool:
+    if not _MULTI_OBJECT_KEYS.isdisjoint(keys):
+        return True
+    return any(
+        (position <= 1 or keys[position - 1] in _OPENER_KEYS) and _is_number(word, keys[position])
+        for position, word in enumerate(words)
+    )
 
 
 def check_command(action: str) -> CommandCheck:
@@ -219,10 +222,11 @@ def check_command(action: str) -> CommandCheck:
     command = _SPACES.sub(" ", command).strip()
     if len(command) > MAX_COMMAND_LENGTH:
         command = command[: MAX_COMMAND_LENGTH + 1].rsplit(" ", 1)[0][:MAX_COMMAND_LENGTH]
-    words = [word for word in _WORD_SEPARATORS.split(command) if word]
-    if words and (dictionary_key(words[0]) in _REFUSED_KEYS or words[0].startswith("tw-")):
+    words = command.replace('"', " ").split()
+    keys = [dictionary_key(word) for word in words]
+    if words and (keys[0] in _REFUSED_KEYS or words[0].startswith("tw-")):
         return CommandCheck(None, UNKNOWN_VERB_FEEDBACK)
-    if _names_several_objects(words):
+    if _names_several_objects(words, keys):
         return CommandCheck(None, MULTIPLE_OBJECTS_FEEDBACK)
     return CommandCheck(command)
 
