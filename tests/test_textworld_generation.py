@@ -13,6 +13,7 @@ import agentgym_budget
 from agentgym_budget.cache import CACHE_ENV_VAR
 from agentgym_budget.errors import GenerationError
 from agentgym_budget.tasks.textworld import games
+from agentgym_budget.tasks.textworld.commands import sanitize_command
 
 GENERATED_IDS = [env_id for env_id in agentgym_budget.registered_ids("textworld") if not env_id.endswith("File-v0")]
 FIRST_TASKS = 3
@@ -26,12 +27,19 @@ SMALL = {
 """The cheapest settings of each id (Simple has no size to choose)."""
 
 
+def assert_commands_pass_unchanged(commands):
+    """TextWorld's admissible commands and expert plans are never cut or refused by the command screening."""
+    for command in commands:
+        assert sanitize_command(command) == " ".join(command.lower().split()), command
+
+
 def play_expert(env, task):
     """Play the env's expert on ``task``; return (won, turns, the game's generation record)."""
     _, info = env.reset(seed=0, options={"task": task})
     path = env.unwrapped._game_path(info["task_id"])
     record = json.loads((Path(path).parent / "generation.json").read_text())
     for turn in range(1, 2 * record["expert_turns"] + 1):
+        assert_commands_pass_unchanged(info["admissible_actions"])
         _, _, terminated, _, info = env.step(info["expert_action"])
         if terminated:
             return info["won"], turn, record
