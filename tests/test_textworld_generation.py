@@ -78,7 +78,8 @@ def test_an_unwinnable_draw_is_redrawn_deterministically(monkeypatch, tmp_path):
     """Issue 9: TextWorld-Custom task 0 looped on "Which do you mean, the locker or the type 0 locker?"."""
     env = gym.make("agentgym_budget/TextWorld-Custom-v0", info_keys={"expert_action"})
     won, _, record = play_expert(env, 0)
-    assert won and record["rejected_seeds"] == [0] and record["textworld_seed"] == games.draw_seed(0, 1)
+    assert won and record["textworld_seed"] == games.draw_seed(0, 1)
+    assert record["rejected"] == [{"textworld_seed": 0, "reason": "its expert does not win"}]
     assert games.expert_turns(env.unwrapped._game_path("custom-r5-o10-q5-b1-0")) == record["expert_turns"]
 
     first = env.unwrapped._game_path("custom-r5-o10-q5-b1-0")
@@ -95,10 +96,30 @@ def test_a_seed_no_draw_wins_is_a_generation_error(monkeypatch, tmp_path):
     monkeypatch.setattr(games, "MAX_DRAWS", 3)
     monkeypatch.setattr(games, "_make", lambda recipe, seed, split, folder: drawn.append(seed))
     monkeypatch.setattr(games, "expert_turns", lambda path: None)
-    with pytest.raises(GenerationError, match=r"none of 3 draws \(TextWorld seeds 4\.\.2000004\) is won by its own"):
+    with pytest.raises(GenerationError, match=r"none of 3 draws \(TextWorld seeds 4\.\.2000004\) is a game its own"):
         games.generate_game(games.coin_collector_recipe(level=1), seed=4, split="train")
     assert drawn == [4, 1_000_004, 2_000_004]
     assert not list((tmp_path / "textworld").glob("*/key.json"))
+
+
+def test_a_seed_textworld_cannot_generate_is_redrawn(monkeypatch, tmp_path):
+    """TextWorld asks for another seed with QuestGenerationError (e.g. Treasure Hunter level 20, seed 3, after 80 s)."""
+    from textworld.generator.chaining import QuestGenerationError
+
+    make = games._make
+
+    def make_or_refuse(recipe, seed, split, folder):
+        if seed == 3:
+            raise QuestGenerationError("Current map configuration doesn't permit quest of length: 10.")
+        make(recipe, seed, split, folder)
+
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path))
+    monkeypatch.setattr(games, "_make", make_or_refuse)
+    path = games.generate_game(games.coin_collector_recipe(level=1), seed=3, split="train")
+    record = json.loads((path.parent / "generation.json").read_text())
+    assert record["textworld_seed"] == games.draw_seed(3, 1) and record["expert_turns"] == 1
+    assert record["rejected"] == [{"textworld_seed": 3, "reason": "QuestGenerationError: " + "Current map configuration "
+                                   "doesn't permit quest of length: 10."}]  # fmt: skip
 
 
 def test_the_expert_check_fails_a_game_its_expert_cannot_finish(coin_game_path):

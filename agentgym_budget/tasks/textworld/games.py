@@ -10,10 +10,12 @@ Every game is played by its own expert before it is cached: TextWorld's winning 
 re-planned after every step and screened by :func:`~.commands.check_command`, exactly as
 the env's ``expert_action`` is played, through the real interpreter. Some draws cannot be
 won that way (e.g. a custom world with a ``locker`` and a ``type 0 locker`` in one room: the
-parser asks "Which do you mean?" for ever). Such a draw is rejected and the game is drawn
-again with the derived seed :func:`draw_seed` ``(seed, 1)``, then ``(seed, 2)``, ...: the task
-id, the split's size and determinism are kept, and ``generation.json`` in the cache entry
-records the TextWorld seed used, the rejected ones and the expert's number of turns.
+parser asks "Which do you mean?" for ever), and TextWorld cannot make some others (a
+``QuestGenerationError`` asking for another seed, e.g. Treasure Hunter level 20, seed 3).
+Such a draw is rejected and the game is drawn again with the derived seed
+:func:`draw_seed` ``(seed, 1)``, then ``(seed, 2)``, ...: the task id, the split's size and
+determinism are kept, and ``generation.json`` in the cache entry records the TextWorld seed
+used, the expert's number of turns and the rejected draws with the reason.
 
 The Inform 7 compiler writes an ``Inform`` folder into ``$HOME``; it runs with ``HOME`` set
 to ``<cache>/inform7-home`` instead (for the compiler's process only).
@@ -284,34 +286,41 @@ def _make(recipe: GameRecipe, seed: int, split: str, folder: Path) -> None:
 def generate_game(recipe: GameRecipe, seed: int, split: str) -> Path:
     """Return the path of the ``.z8`` game for ``seed`` (its ``.json`` lies beside it), generating it once.
 
-    The game is won by its expert (:func:`expert_turns`); a draw that is not is redrawn with
+    The game is won by its expert (:func:`expert_turns`); a draw that is not, or that TextWorld
+    cannot make (its ``QuestGenerationError``: "try a different seed"), is redrawn with
     :func:`draw_seed` (see the module docstring).
 
     Raises:
         GenerationError: TextWorld failed to generate or compile the game, or no draw in
-            :data:`MAX_DRAWS` was won by its expert.
+            :data:`MAX_DRAWS` gave a game its expert wins.
     """
 
     def build(folder: Path) -> None:
-        rejected = []
+        from textworld.generator.chaining import QuestGenerationError
+
+        rejected: list[dict[str, Any]] = []
         for draw in range(MAX_DRAWS):
             textworld_seed = draw_seed(seed, draw)
             try:
                 _make(recipe, textworld_seed, split, folder)
                 turns = expert_turns(folder / "game.z8")
+            except QuestGenerationError as err:  # TextWorld: "Try using a different value for the seed".
+                rejected.append({"textworld_seed": textworld_seed, "reason": f"{type(err).__name__}: {err}"})
+                continue
             except Exception as err:
                 raise GenerationError(
                     f"TextWorld failed to generate {recipe.challenge or 'custom'} game {dict(recipe.settings)} "
                     f"with seed {textworld_seed}: {type(err).__name__}: {err}"
                 ) from err
             if turns is not None:
-                record = {"textworld_seed": textworld_seed, "rejected_seeds": rejected, "expert_turns": turns}
+                record = {"textworld_seed": textworld_seed, "expert_turns": turns, "rejected": rejected}
                 (folder / "generation.json").write_text(json.dumps(record, indent=1))
                 return
-            rejected.append(textworld_seed)
+            rejected.append({"textworld_seed": textworld_seed, "reason": "its expert does not win"})
         raise GenerationError(
             f"TextWorld {recipe.challenge or 'custom'} game {dict(recipe.settings)} for seed {seed}: none of "
-            f"{MAX_DRAWS} draws (TextWorld seeds {rejected[0]}..{rejected[-1]}) is won by its own expert."
+            f"{MAX_DRAWS} draws (TextWorld seeds {rejected[0]['textworld_seed']}..{rejected[-1]['textworld_seed']}) "
+            f"is a game its own expert wins; the last one: {rejected[-1]['reason']}."
         )
 
     params = {**recipe.params(seed, split), "check": EXPERT_CHECK}
