@@ -16,6 +16,7 @@ from agentgym_budget.cache import CACHE_ENV_VAR
 from agentgym_budget.errors import DataError, InvalidOptionError, UnknownSplitError, UnknownTaskError
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import MAX_COMMAND_LENGTH, sanitize_command
+from agentgym_budget.wrappers import TurnBudget
 
 COIN = "agentgym_budget/TextWorld-CoinCollector-v0"
 
@@ -69,6 +70,33 @@ def test_observations_drop_banner_and_prompt():
     assert not obs.rstrip().endswith(">") and "-=" in obs
 
 
+def test_a_finished_game_shows_no_interpreter_question_and_counts_turns_as_the_budget_does():
+    env = TurnBudget(gym.make(COIN, info_keys={"expert_action", "moves"}), max_turns=20)
+    _, info = env.reset(seed=0, options={"task": 0})
+    turns = 0
+    for action in ("restart", "xyzzy", "go nowhere"):
+        obs, _, _, _, info = env.step(action)
+        turns += 1
+        assert info["moves"] == 0 and info["turn"] == turns
+    while not info["won"]:
+        obs, _, terminated, _, info = env.step(info["expert_action"])
+        turns += 1
+        assert info["moves"] <= info["turn"] == turns
+    assert terminated and "RESTART" not in obs and "Would you like" not in obs
+    assert obs.endswith(f"You scored 1 out of a possible 1, in {turns} turns.") and info["moves"] == turns - 3
+
+
+def test_a_lost_game_shows_no_interpreter_question():
+    env = gym.make("agentgym_budget/TextWorld-Cooking-v0", difficulty=3, info_keys={"expert_plan"})
+    _, info = env.reset(seed=0, options={"task": 0})
+    plan = info["expert_plan"]
+    take = next(i for i, command in enumerate(plan) if command.startswith("take "))  # the first ingredient
+    for action in (*plan[: take + 1], "eat " + plan[take][len("take ") :].split(" from ")[0]):
+        obs, _, terminated, _, info = env.step(action)
+    assert terminated and info["lost"] and "*** You lost! ***" in obs
+    assert "Would you like" not in obs and obs.endswith(f"in {take + 2} turns.")
+
+
 def test_expert_plan_wins_with_monotone_progress():
     env = gym.make("agentgym_budget/TextWorld-Cooking-v0", difficulty=3, info_keys={"expert_action", "expert_plan"})
     _, info = env.reset(seed=1)
@@ -107,8 +135,14 @@ def test_generation_is_cached_and_never_redone(monkeypatch, tmp_path):
     monkeypatch.setattr(games, "_make", lambda *a: pytest.fail("a cached game was regenerated"))
     assert games.generate_game(recipe, seed=5, split="train") == first
     key = json.loads((first.parent / "key.json").read_text())
-    assert key["seed"] == 5 and key["settings"] == {"level": 2} and "textworld" in key
-    assert sorted(p.name for p in first.parent.iterdir()) == ["game.json", "game.z8", "key.json", "manifest.sha256"]
+    assert key["seed"] == 5 and key["settings"] == {"level": 2} and "textworld" in key and "check" in key
+    assert sorted(p.name for p in first.parent.iterdir()) == [
+        "game.json",
+        "game.z8",
+        "generation.json",
+        "key.json",
+        "manifest.sha256",
+    ]
 
 
 @pytest.mark.slow

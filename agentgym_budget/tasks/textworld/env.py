@@ -10,9 +10,17 @@ follows the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics:
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` (TextWorld's winning policy,
   re-planned from the current state), ``score``, ``max_score``, ``moves``, ``inventory``,
   ``description`` and ``facts`` (sorted);
-* observations drop TextWorld's ASCII-art banner and the interpreter's prompt / status line;
-* commands are sanitised by :func:`~.commands.sanitize_command` (one command per turn,
-  interpreter meta-commands blocked).
+* turns and moves: a *turn* is one ``step`` call, whatever the agent typed (this is what
+  ``TurnBudget`` counts); ``moves`` is TextWorld's count of the game actions the game carried
+  out (parser errors, refused commands and actions that fail, such as walking into a wall, are
+  not moves), so ``moves <= turns`` at every step;
+* observations drop TextWorld's ASCII-art banner, the interpreter's prompt and status line and,
+  once the game is over, its "Would you like to RESTART, RESTORE ..." question; the game's
+  closing "You scored S out of a possible M, in N turns." states the episode's turn count;
+* commands are screened by :func:`~.commands.check_command`: a chained line is cut to its first
+  command, and interpreter meta-commands and multi-object commands are refused with the game's
+  own parser message (the turn is spent, the game does not see them), so every turn is at most
+  one game action.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from agentgym_budget.env import TextEnv, Turn
 from agentgym_budget.errors import DataError
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.tasks.textworld import games
-from agentgym_budget.tasks.textworld.commands import sanitize_command
+from agentgym_budget.tasks.textworld.commands import UNKNOWN_VERB_FEEDBACK, check_command
 from agentgym_budget.tasks.textworld.engine import TextWorldEngine
 
 __all__ = [
@@ -47,24 +55,28 @@ TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,
     "score": "the game score so far (int)",
     "max_score": "the highest reachable score (int)",
-    "moves": "moves that changed the game state (int)",
+    "moves": "game actions the game carried out this episode, never more than the turns (int)",
     "inventory": "the inventory text",
     "description": "the current room description",
     "facts": "the true facts of the game state, human readable and sorted (list[str])",
 }
 
 _PROMPT_LINE = re.compile(r"\n>[^\n]*\Z")
+_GAME_OVER_QUESTION = re.compile(r"\s*Would you like to RESTART, RESTORE[^\n]*\Z")
+_TURN_COUNT = re.compile(r"(You scored [^\n]*?), in \d+ turns?\.")
 _BANNER_CHARS = frozenset(" _|\\/$<>")
 
 
-def _clean_feedback(feedback: str, *, first: bool) -> str:
+def _clean_feedback(feedback: str, *, turn: int) -> str:
+    """The game's text without interpreter chrome; ``turn`` is the episode's turn count (0 after a reset)."""
     text = _PROMPT_LINE.sub("", feedback)
-    if first:
+    if turn == 0:
         lines = text.split("\n")
         while lines and set(lines[0]) <= _BANNER_CHARS:
             lines.pop(0)
         text = "\n".join(lines)
-    return text
+    text = _GAME_OVER_QUESTION.sub("", text)
+    return _TURN_COUNT.sub(rf"\1, in {turn} turn{'' if turn == 1 else 's'}.", text)
 
 
 class TextWorldEnv(TextEnv):
@@ -74,6 +86,7 @@ class TextWorldEnv(TextEnv):
 
     def __init__(self, *, split: str, info_keys: Any = None, render_mode: str | None = None) -> None:
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
+        self._refusal = UNKNOWN_VERB_FEEDBACK
         keys = self.info_keys
         self._engine = TextWorldEngine(
             textworld.EnvInfos(
@@ -95,16 +108,24 @@ class TextWorldEnv(TextEnv):
         """The ``.z8`` file of ``task_id``."""
         raise NotImplementedError
 
+    @property
+    def blocked_feedback(self) -> str:
+        """The game's parser message for the last refused command (see :func:`~.commands.check_command`)."""
+        return self._refusal
+
     def _begin(self, task_id: str, engine_seed: int) -> Turn:
         self._engine.load(self._game_path(task_id))
-        return self._turn(self._engine.reset(engine_seed), 0, first=True)
+        return self._turn(self._engine.reset(engine_seed), 0, turn=0)
 
     def _act(self, command: str) -> Turn:
         state, gained = self._engine.step(command)
-        return self._turn(state, gained)
+        return self._turn(state, gained, turn=len(self._actions) + 1)
 
     def _sanitize(self, action: str) -> str | None:
-        return sanitize_command(action)
+        check = check_command(action)
+        if check.refusal is not None:
+            self._refusal = check.refusal
+        return check.command
 
     def _save_engine(self) -> Any:
         return self._engine.save()
@@ -121,7 +142,7 @@ class TextWorldEnv(TextEnv):
     def _close_engine(self) -> None:
         self._engine.close()
 
-    def _turn(self, state: textworld.GameState, reward: int, *, first: bool = False) -> Turn:
+    def _turn(self, state: textworld.GameState, reward: int, *, turn: int) -> Turn:
         score = state.get("score") or 0
         max_score = state.get("max_score") or 0
         won = bool(state.get("won"))
@@ -138,7 +159,7 @@ class TextWorldEnv(TextEnv):
         if "facts" in keys:
             extras["facts"] = sorted(str(fact) for fact in state.get("facts") or [])
         return Turn(
-            observation=_clean_feedback(state.feedback or "", first=first),
+            observation=_clean_feedback(state.feedback or "", turn=turn),
             reward=float(reward),
             won=won,
             lost=bool(state.get("lost")),

@@ -6,6 +6,20 @@ given seed in-process (``make`` + ``compile_game``, not the ``tw-make`` CLI) and
 caches it under :func:`agentgym_budget.cache.cache_root` ``/textworld``, keyed by the
 TextWorld version, the recipe and the seed. A cached game is never regenerated.
 
+Every game is played by its own expert before it is cached: TextWorld's winning policy,
+re-planned after every step and screened by :func:`~.commands.check_command`, exactly as
+the env's ``expert_action`` is played, through the real interpreter. Some draws cannot be
+won that way (e.g. a custom world with a ``locker`` and a ``type 0 locker`` in one room: the
+parser asks "Which do you mean?" for ever), and TextWorld cannot make some others (a
+``QuestGenerationError`` asking for another seed, e.g. Treasure Hunter level 20, seed 3).
+Such a draw is rejected and the game is drawn again with the derived seed
+:func:`draw_seed` ``(seed, 1)``, then ``(seed, 2)``, ...: the task id, the split's size and
+determinism are kept, and ``generation.json`` in the cache entry records the TextWorld seed
+used, the expert's number of turns and the rejected draws with the reason.
+
+The Inform 7 compiler writes an ``Inform`` folder into ``$HOME``; it runs with ``HOME`` set
+to ``<cache>/inform7-home`` instead (for the compiler's process only).
+
 Splits are disjoint seed ranges (:data:`SPLIT_SEEDS`); for the Cooking challenge
 the split is also passed to TextWorld, whose food items differ between splits.
 
@@ -20,26 +34,41 @@ Example:
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cache import cached_directory
+from agentgym_budget.cache import cache_root, cached_directory
 from agentgym_budget.errors import GenerationError, InvalidOptionError
 
 __all__ = [
     "COOKING_DIFFICULTIES",
+    "EXPERT_CHECK",
+    "MAX_DRAWS",
     "SPLIT_SEEDS",
     "GameRecipe",
     "coin_collector_recipe",
     "cooking_recipe",
     "custom_recipe",
+    "draw_seed",
+    "expert_turns",
     "generate_game",
     "simple_recipe",
     "split_seeds",
     "treasure_hunter_recipe",
 ]
+
+EXPERT_CHECK = "expert-wins-1"
+"""Version of the expert check games pass before they are cached (part of the cache key)."""
+
+MAX_DRAWS = 20
+"""Draws tried for one seed before :func:`generate_game` gives up."""
+
+_DRAW_STRIDE = 1_000_000
 
 SPLIT_SEEDS: Mapping[str, range] = {
     "train": range(0, 1000),
@@ -147,10 +176,92 @@ def custom_recipe(
     return GameRecipe(None, tuple(sorted(settings.items())))
 
 
+def draw_seed(seed: int, draw: int) -> int:
+    """The TextWorld seed of the ``draw``-th attempt at the game of ``seed`` (draw 0 is ``seed`` itself).
+
+    Derived seeds lie outside every split's seed range, so a redrawn game is no other task's game.
+
+    Example:
+        >>> draw_seed(7, 0), draw_seed(7, 2)
+        (7, 2000007)
+    """
+    return seed + draw * _DRAW_STRIDE
+
+
+class _CompilerSubprocess:
+    """``subprocess`` as TextWorld's Inform 7 module sees it: its compilers run with ``HOME`` in the cache.
+
+    Installed once into that module only (no patch window, nothing else affected), so generating
+    games from any thread never writes ``~/Inform`` and never touches ``os.environ``.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def check_output(*args: Any, **kwargs: Any) -> bytes:
+        if kwargs.get("env") is None:
+            home = cache_root() / "inform7-home"
+            home.mkdir(parents=True, exist_ok=True)
+            kwargs["env"] = {**os.environ, "HOME": str(home)}
+        return subprocess.check_output(*args, **kwargs)
+
+
+def _keep_compiler_home_in_cache() -> None:
+    from textworld.generator.inform7 import world2inform7
+
+    if not isinstance(world2inform7.subprocess, _CompilerSubprocess):
+        world2inform7.subprocess = _CompilerSubprocess()
+
+
+def expert_turns(z8_path: str | Path, max_turns: int | None = None) -> int | None:
+    """Play the game's expert through the interpreter; return the turns it needs to win, or ``None``.
+
+    The expert is TextWorld's winning policy from the start (what the env's ``expert_plan``
+    shows after a reset), played command by command as the env plays it: through
+    :func:`~.commands.check_command` (a command it would cut or refuse fails the game) and the
+    real interpreter, whose own "*** The End ***" decides the win. It is planned once, like
+    ALFWorld's check; re-planning after every step (the env's ``expert_action``) costs 3-5x more
+    on large Cooking games and follows the same plan.
+
+    Args:
+        z8_path: A TextWorld game (its ``.json`` beside it).
+        max_turns: Give up after this many turns (default: the plan's length).
+    """
+    import textworld
+    from textworld.generator.game import GameProgression
+    from textworld.generator.inform7 import Inform7Game
+
+    from agentgym_budget.tasks.textworld.commands import sanitize_command
+    from agentgym_budget.tasks.textworld.engine import TextWorldEngine, load_game
+
+    game = load_game(str(z8_path))
+    policy = GameProgression(game, track_quests=True).winning_policy
+    plan = Inform7Game(game).gen_commands_from_actions(policy) if policy else []
+    engine = TextWorldEngine(textworld.EnvInfos(won=True, lost=True))
+    try:
+        engine.load(str(z8_path))
+        engine.reset(1)
+        for turn, planned in enumerate(plan[:max_turns], start=1):
+            command = sanitize_command(planned)
+            if command is None or command != " ".join(planned.lower().split()):
+                return None
+            state, _ = engine.step(command)
+            if state.get("won"):
+                return turn
+            if state.get("lost"):
+                return None
+        return None
+    finally:
+        engine.close()
+
+
 def _make(recipe: GameRecipe, seed: int, split: str, folder: Path) -> None:
     import textworld
     from textworld.challenges import CHALLENGES
     from textworld.generator import compile_game, make_game
+
+    _keep_compiler_home_in_cache()
 
     options = textworld.GameOptions()
     options.seeds = seed
@@ -175,17 +286,42 @@ def _make(recipe: GameRecipe, seed: int, split: str, folder: Path) -> None:
 def generate_game(recipe: GameRecipe, seed: int, split: str) -> Path:
     """Return the path of the ``.z8`` game for ``seed`` (its ``.json`` lies beside it), generating it once.
 
+    The game is won by its expert (:func:`expert_turns`); a draw that is not, or that TextWorld
+    cannot make (its ``QuestGenerationError``: "try a different seed"), is redrawn with
+    :func:`draw_seed` (see the module docstring).
+
     Raises:
-        GenerationError: TextWorld failed to generate or compile the game.
+        GenerationError: TextWorld failed to generate or compile the game, or no draw in
+            :data:`MAX_DRAWS` gave a game its expert wins.
     """
 
     def build(folder: Path) -> None:
-        try:
-            _make(recipe, seed, split, folder)
-        except Exception as err:
-            raise GenerationError(
-                f"TextWorld failed to generate {recipe.challenge or 'custom'} game {dict(recipe.settings)} "
-                f"with seed {seed}: {type(err).__name__}: {err}"
-            ) from err
+        from textworld.generator.chaining import QuestGenerationError
 
-    return cached_directory("textworld", recipe.params(seed, split), build) / "game.z8"
+        rejected: list[dict[str, Any]] = []
+        for draw in range(MAX_DRAWS):
+            textworld_seed = draw_seed(seed, draw)
+            try:
+                _make(recipe, textworld_seed, split, folder)
+                turns = expert_turns(folder / "game.z8")
+            except QuestGenerationError as err:  # TextWorld: "Try using a different value for the seed".
+                rejected.append({"textworld_seed": textworld_seed, "reason": f"{type(err).__name__}: {err}"})
+                continue
+            except Exception as err:
+                raise GenerationError(
+                    f"TextWorld failed to generate {recipe.challenge or 'custom'} game {dict(recipe.settings)} "
+                    f"with seed {textworld_seed}: {type(err).__name__}: {err}"
+                ) from err
+            if turns is not None:
+                record = {"textworld_seed": textworld_seed, "expert_turns": turns, "rejected": rejected}
+                (folder / "generation.json").write_text(json.dumps(record, indent=1))
+                return
+            rejected.append({"textworld_seed": textworld_seed, "reason": "its expert does not win"})
+        raise GenerationError(
+            f"TextWorld {recipe.challenge or 'custom'} game {dict(recipe.settings)} for seed {seed}: none of "
+            f"{MAX_DRAWS} draws (TextWorld seeds {rejected[0]['textworld_seed']}..{rejected[-1]['textworld_seed']}) "
+            f"is a game its own expert wins; the last one: {rejected[-1]['reason']}."
+        )
+
+    params = {**recipe.params(seed, split), "check": EXPERT_CHECK}
+    return cached_directory("textworld", params, build) / "game.z8"
