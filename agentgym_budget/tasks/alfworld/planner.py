@@ -10,9 +10,11 @@ that:
 * :data:`LIBRARIES` (a :class:`LibraryPool`) hands each engine a library of its own and takes
   it back when the engine closes (after ``cleanup()``, which frees the task), so the number
   of libraries ever loaded equals the largest number of engines open at the same time;
-* :func:`translate` converts a PDDL domain + problem to the planner's SAS format once per
-  process (ALFWorld translates twice at every ``reset``, ~0.6 s each on a kitchen), and
-  restores ``sys.argv``, which Fast Downward's translator overwrites;
+* :func:`translate` converts a PDDL domain + problem to the planner's SAS format (ALFWorld
+  translates twice at every ``reset``, ~0.6 s each on a kitchen; here it runs once per game
+  and machine, see :mod:`.parsed_game`), one translation at a time (Fast Downward's translator
+  keeps its options in globals and redirects ``sys.stdout``), and restores ``sys.argv``, which
+  the translator overwrites;
 * :func:`relevant_problem` and :func:`solve` make the planner usable as an expert: the planner
   searches the goal-relevant part of the current state (see :func:`relevant_problem`), which
   takes milliseconds where the whole ALFRED scene takes seconds to minutes.
@@ -102,9 +104,9 @@ class Translation:
 _TRANSLATE_LOCK = threading.Lock()
 
 
-@functools.lru_cache(maxsize=16)
 def translate(domain: str, problem: str) -> Translation:
-    """Translate ``domain`` + ``problem`` as TextWorld's ``PddlState`` does, once per process (cached)."""
+    """Translate ``domain`` + ``problem`` as TextWorld's ``PddlState`` does (not cached: games store the
+    result, see :mod:`.parsed_game`). Translations run one at a time (the translator uses global options)."""
     import fast_downward
 
     with _TRANSLATE_LOCK:
