@@ -154,6 +154,29 @@ def test_textworld_parsers_are_per_thread():
         assert parsed == expected[offset]
 
 
+def test_cache_entries_are_built_once_when_threads_of_one_process_race(tmp_path):
+    """The file lock of ``cached_directory`` also excludes threads of the same process."""
+    from agentgym_budget.cache import cached_directory
+
+    builds: list[int] = []
+    barrier = threading.Barrier(THREADS)
+
+    def build(folder: Path) -> None:
+        builds.append(1)
+        time.sleep(0.1)
+        (folder / "data.txt").write_text("done")
+
+    def fetch(job: int) -> str:
+        barrier.wait(timeout=30)
+        entry = cached_directory("race", {"key": job % 2}, build, root=tmp_path)
+        return (entry / "data.txt").read_text()
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        assert list(pool.map(fetch, range(THREADS))) == ["done"] * THREADS
+    assert len(builds) == 2
+    assert sorted(p.name for p in (tmp_path / "race").iterdir() if ".tmp-" in p.name) == []
+
+
 def test_memory_cache_builds_each_key_once_under_threads():
     cache: MemoryCache[str] = MemoryCache(capacity=100)
     builds: list[str] = []
