@@ -7,13 +7,14 @@ of it depends on anything but the game's domain, grammar and problem, so it is d
 per machine and stored in the cache (:func:`agentgym_budget.cache.cached_directory`, namespace
 ``alfworld-parsed``, keyed by a SHA-256 of those three texts and the library versions):
 
-* ``parsed.json``: the planner task's types, objects and action parameters, the initial
+* ``parsed.json.gz``: the planner task's types, objects and action parameters, the initial
   facts and the facts of the initial SAS state, the fluent predicates, the grammar's
   actions (template, feedback rule) and its production rules as text;
-* ``sas.txt`` / ``sas_replan.txt``: the two SAS encodings the planner library loads.
+* ``sas.txt.gz`` / ``sas_replan.txt.gz``: the two SAS encodings the planner library loads.
 
-Both are plain data (JSON and Fast Downward's text format): nothing in them is executed by
-Python when loaded. :func:`load_parsed` reads them back (a few milliseconds); production
+All are plain data (gzip-compressed JSON and Fast Downward's text format, ~60 KB a game where
+the raw form takes ~1 MB): nothing in them is executed by Python when loaded.
+:func:`load_parsed` reads them back (a few milliseconds); production
 rules are parsed with TextWorld's parser through a process-wide cache keyed by their text,
 and ALFWorld games share almost all of them, so a new game parses only its task sentence.
 
@@ -29,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 from dataclasses import dataclass
@@ -40,10 +42,11 @@ from agentgym_budget.cache import cached_directory
 
 __all__ = ["PARSED_FORMAT", "ActionSchema", "Parameter", "ParsedGame", "build_logic", "load_parsed"]
 
-PARSED_FORMAT = 1
+PARSED_FORMAT = 2
 """Version of the stored form (part of the cache key)."""
 
 _NAMESPACE = "alfworld-parsed"
+_DOCUMENT, _SAS, _SAS_REPLAN = "parsed.json.gz", "sas.txt.gz", "sas_replan.txt.gz"
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class ParsedGame:
     """The stored form of one game, read back (see the module docstring).
 
     Attributes:
-        document: The content of ``parsed.json``.
+        document: The content of ``parsed.json.gz``.
         sas: The full SAS encoding (the game state).
         sas_replan: The optimised SAS encoding (what the planner searches).
     """
@@ -170,9 +173,12 @@ def _build(domain: str, grammar: str, problem: str, folder: Path) -> None:
         "logic_actions": actions,
         "grammar": rules,
     }
-    (folder / "parsed.json").write_text(json.dumps(document))
-    (folder / "sas.txt").write_bytes(translation.sas)
-    (folder / "sas_replan.txt").write_bytes(translation.sas_replan)
+    for name, content in (
+        (_DOCUMENT, json.dumps(document).encode()),
+        (_SAS, translation.sas),
+        (_SAS_REPLAN, translation.sas_replan),
+    ):
+        (folder / name).write_bytes(gzip.compress(content, compresslevel=6, mtime=0))
 
 
 def load_parsed(domain: str, grammar: str, problem: str) -> ParsedGame:
@@ -180,8 +186,10 @@ def load_parsed(domain: str, grammar: str, problem: str) -> ParsedGame:
     digest = hashlib.sha256(json.dumps([domain, grammar, problem]).encode()).hexdigest()
     params = {"format": PARSED_FORMAT, "game_sha256": digest, **_versions()}
     folder = cached_directory(_NAMESPACE, params, lambda path: _build(domain, grammar, problem, path))
-    document = json.loads((folder / "parsed.json").read_text())
-    return ParsedGame(document, (folder / "sas.txt").read_bytes(), (folder / "sas_replan.txt").read_bytes())
+    document, sas, sas_replan = (
+        gzip.decompress((folder / name).read_bytes()) for name in (_DOCUMENT, _SAS, _SAS_REPLAN)
+    )
+    return ParsedGame(json.loads(document), sas, sas_replan)
 
 
 @functools.lru_cache(maxsize=16384)
