@@ -8,7 +8,8 @@ added:
 * parsed ``Game`` objects are cached per file and shared by engines in one process
   (through the ``_game`` hook TextWorld's ``GameData`` already reads), so starting
   another engine on the same game (e.g. a fork) costs milliseconds, not the ~0.3 s of
-  parsing the game's JSON;
+  parsing the game's JSON; engines in many threads may load at once (each game is parsed
+  once, with TextWorld's parsers made per-thread by :mod:`.parsers`);
 * :meth:`TextWorldEngine.save` / :meth:`~TextWorldEngine.restore` capture the
   interpreter's own state (``FrotzEnv.get_state``) and TextWorld's progress trackers
   (the game progression, policies, move count), which restores the exact game in well
