@@ -123,6 +123,36 @@ def test_seeded_global_random_gives_each_thread_its_own_stream():
         assert values == [expected.random() for _ in range(200)]
 
 
+def test_translating_a_pddl_problem_leaves_other_threads_output_alone():
+    pytest.importorskip("alfworld")
+    import contextlib
+    import io
+    import json
+
+    from agentgym_budget.tasks.alfworld import planner
+    from tests.alfworld_support import game_paths
+
+    game = json.loads(Path(game_paths()["pick_heat_then_place_in_recep"]).read_text())
+    done = threading.Event()
+
+    def translate() -> None:
+        try:
+            planner.translate(game["pddl_domain"], game["pddl_problem"])
+        finally:
+            done.set()
+
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output), ThreadPoolExecutor(1) as pool:
+        future = pool.submit(translate)
+        lines = 0
+        while not done.is_set() or lines < 20:
+            print("main thread", lines)
+            lines += 1
+            time.sleep(0.001)
+        future.result()
+    assert output.getvalue().splitlines() == [f"main thread {i}" for i in range(lines)]
+
+
 def test_textworld_parsers_are_per_thread():
     """TextWorld's four TatSu parsers (logic, text grammar, PDDL document, ALFWorld grammar) from 8 threads."""
     from textworld.envs.pddl import logic as pddl_logic
