@@ -112,3 +112,17 @@ def test_the_game_cache_size_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv(pddl_env.GAME_CACHE_ENV_VAR, "a lot")
     with pytest.raises(InvalidOptionError, match="megabytes, got 'a lot'"):
         pddl_env._cache_capacity()
+
+
+def test_textworlds_interned_propositions_stay_bounded(monkeypatch):
+    import mementos.core
+
+    first, second = (game_paths()[name] for name in ("pick_and_place_simple", "pick_two_obj_and_place"))
+    expected = [play(first), play(second)]
+    monkeypatch.setattr(pddl_env, "_INTERNED_KEPT", 100)
+    pddl_env.GAME_CACHE.clear()
+    assert play(first) == expected[0]
+    after_first = set(mementos.core._memento_cache)
+    pddl_env.GAME_CACHE.clear()
+    assert play(second) == expected[1]
+    assert not after_first <= set(mementos.core._memento_cache), "the table was not emptied"

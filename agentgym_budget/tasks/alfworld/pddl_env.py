@@ -40,6 +40,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import sys
 import threading
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
@@ -69,6 +70,7 @@ _NAMINGS_KEPT = 8
 _PLANS_KEPT = 2048
 _FACT_BYTES = 400  # rough size of one Proposition in memory
 _DYNAMIC_BYTES = 256 * 1024  # allowance for a game's derivation and plan caches
+_INTERNED_KEPT = 200_000
 
 
 @dataclass
@@ -145,6 +147,7 @@ def _facts(pairs: list[list[Any]], name2type: dict[str, str]) -> list[Propositio
 
 
 def _read_game(path: str) -> GameData:
+    _bound_interned_propositions()
     with open(path, "rb") as file:
         raw = file.read()
     data = json.loads(raw)
@@ -170,6 +173,19 @@ def _read_game(path: str) -> GameData:
     facts = len(game.init_facts) + len(game.state_facts)
     game.weight = len(raw) * 3 + len(parsed.sas) + len(parsed.sas_replan) + facts * _FACT_BYTES + _DYNAMIC_BYTES
     return game
+
+
+def _bound_interned_propositions() -> None:
+    """Empty TextWorld's table of interned propositions once it holds more than :data:`_INTERNED_KEPT`.
+
+    TextWorld makes ``Proposition`` / ``Signature`` through ``mementos``, which keeps every instance
+    ever made in one process-wide dictionary, never emptied: ~150 entries (~30 KB) per ALFWorld game
+    played, so a process sampling the whole train split would grow by ~1 GB. Their equality and
+    hash are by value, so the table only saves memory; emptying it changes no result.
+    """
+    table = getattr(sys.modules.get("mementos.core"), "_memento_cache", None)
+    if isinstance(table, dict) and len(table) > _INTERNED_KEPT:
+        table.clear()
 
 
 def _cache_capacity() -> int:
