@@ -21,7 +21,7 @@ weight. Results go to ``benchmarks/results/alfworld_reset_cache.json`` and ``.pn
 
 Usage::
 
-    python benchmarks/alfworld_reset_cache.py [--tasks 1000] [--small 10] [--draws 1000] [--cache-mb 256]
+    python benchmarks/alfworld_reset_cache.py [--tasks 1000] [--small 10] [--draws 1000] [--cache-mb 128]
 """
 
 from __future__ import annotations
@@ -141,11 +141,13 @@ def main() -> None:
     for index, task in enumerate(tqdm(order, desc="first visits")):
         first_times.append(timed_reset(large_env, task, index))
         small_times.append(timed_reset(small_env, rng.choice(small), index))
-    rss["after_first_visits"] = rss_mb()
+        if (index + 1) % 250 == 0:
+            rss[f"after_{index + 1}_first_visits"] = rss_mb()
     for index in tqdm(range(args.draws), desc="steady state"):
         steady_times.append(timed_reset(large_env, rng.choice(large), index))
         small_times.append(timed_reset(small_env, rng.choice(small), index))
-    rss["after_steady_state"] = rss_mb()
+        if (index + 1) % 250 == 0:
+            rss[f"after_{index + 1}_steady_draws"] = rss_mb()
     old = old_miss([large_env._game_path(task) for task in order[: args.old_misses]])
 
     base = statistics.median(small_times)

@@ -70,7 +70,7 @@ _NAMINGS_KEPT = 8
 _PLANS_KEPT = 2048
 _FACT_BYTES = 400  # rough size of one Proposition in memory
 _DYNAMIC_BYTES = 256 * 1024  # allowance for a game's derivation and plan caches
-_INTERNED_KEPT = 200_000
+_INTERNED_KEPT = 50_000
 
 
 @dataclass
@@ -179,8 +179,8 @@ def _bound_interned_propositions() -> None:
     """Empty TextWorld's table of interned propositions once it holds more than :data:`_INTERNED_KEPT`.
 
     TextWorld makes ``Proposition`` / ``Signature`` through ``mementos``, which keeps every instance
-    ever made in one process-wide dictionary, never emptied: ~150 entries (~30 KB) per ALFWorld game
-    played, so a process sampling the whole train split would grow by ~1 GB. Their equality and
+    ever made in one process-wide dictionary, never emptied: ~300 entries (~120 KB) per ALFWorld game
+    played, so a process sampling the whole train split would grow by ~3.5 GB. Their equality and
     hash are by value, so the table only saves memory; emptying it changes no result.
     """
     table = getattr(sys.modules.get("mementos.core"), "_memento_cache", None)
@@ -191,14 +191,14 @@ def _bound_interned_propositions() -> None:
 def _cache_capacity() -> int:
     text = os.environ.get(GAME_CACHE_ENV_VAR, "").strip()
     try:
-        megabytes = float(text) if text else 256.0
+        megabytes = float(text) if text else 128.0
     except ValueError:
         raise InvalidOptionError(f"${GAME_CACHE_ENV_VAR} must be a number of megabytes, got {text!r}.") from None
     return int(megabytes * 2**20)
 
 
 GAME_CACHE_ENV_VAR = "AGENTGYM_BUDGET_ALFWORLD_CACHE_MB"
-"""Environment variable: megabytes of loaded ALFWorld games kept per process (default 256)."""
+"""Environment variable: megabytes of loaded ALFWorld games kept per process (default 128)."""
 
 GAME_CACHE: MemoryCache[GameData] = MemoryCache(_cache_capacity(), weigh=lambda game: game.weight)
 """The loaded games of this process, least recently used evicted past :data:`GAME_CACHE_ENV_VAR` megabytes
