@@ -41,6 +41,14 @@ Pickling, ``copy.copy`` and ``copy.deepcopy``
     the same episode. What travels between processes is configuration + snapshot: to move
     work to a worker, send the id and arguments and ``state.to_bytes()``.
 
+Threads
+    One env object is used by one thread at a time (like any Gymnasium env). Any number of
+    envs, of any families, may be made, reset, stepped, snapshotted and closed in as many
+    threads at once (OpenEnv sessions, SkyRL and verifiers run env calls in thread pools),
+    including envs playing the same task and envs whose games are being generated or loaded
+    for the first time: what they share (parsed games, generated files on disk, parsers, the
+    planner) is built once and guarded, and every episode equals the same episode played alone.
+
 Families implement the hooks ``_list_tasks``, ``_begin``, ``_act`` and optionally
 ``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine``, ``_share_engine`` and
 ``_close_engine``.

@@ -51,6 +51,7 @@ __all__ = [
     "data_root",
     "find_games",
     "read_game",
+    "read_game_data",
     "read_trajectory",
     "resolve_data_dir",
     "translate_game",
@@ -116,6 +117,26 @@ def _read_json(path: str | os.PathLike[str], expected: str) -> Any:
         raise DataError(f"ALFWorld data: cannot read {path} ({type(err).__name__}: {err}).") from err
 
 
+def read_game_data(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON content of a ``game.tw-pddl``, its fields checked (the grammar is not parsed here).
+
+    Raises:
+        DataError: The file is unreadable, or not a JSON object with the text fields ``pddl_domain``,
+            ``grammar`` and ``pddl_problem`` (and, if present, a ``walkthrough`` list of commands).
+    """
+    expected = "a JSON object with " + ", ".join(_GAME_FIELDS)
+    data = _read_json(path, expected)
+    if not isinstance(data, dict):
+        raise DataError(f"ALFWorld data: {path} holds a JSON {type(data).__name__}; expected {expected}.")
+    for key in _GAME_FIELDS:
+        if not isinstance(data.get(key), str):
+            raise DataError(f"ALFWorld data: {path} has no text field {key!r}; expected {expected}.")
+    walkthrough = data.get("walkthrough")
+    if walkthrough is not None and not (isinstance(walkthrough, list) and all(isinstance(c, str) for c in walkthrough)):
+        raise DataError(f"ALFWorld data: {path}: 'walkthrough' must be a list of commands, got {walkthrough!r:.80}.")
+    return data
+
+
 def read_game(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
     """The JSON content of a ``game.tw-pddl`` and its ``GameLogic`` (grammar parsed and checked).
 
@@ -128,16 +149,7 @@ def read_game(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
 
     from agentgym_budget.tasks.alfworld.grammar import check_grammar
 
-    expected = "a JSON object with " + ", ".join(_GAME_FIELDS)
-    data = _read_json(path, expected)
-    if not isinstance(data, dict):
-        raise DataError(f"ALFWorld data: {path} holds a JSON {type(data).__name__}; expected {expected}.")
-    for key in _GAME_FIELDS:
-        if not isinstance(data.get(key), str):
-            raise DataError(f"ALFWorld data: {path} has no text field {key!r}; expected {expected}.")
-    walkthrough = data.get("walkthrough")
-    if walkthrough is not None and not (isinstance(walkthrough, list) and all(isinstance(c, str) for c in walkthrough)):
-        raise DataError(f"ALFWorld data: {path}: 'walkthrough' must be a list of commands, got {walkthrough!r:.80}.")
+    data = read_game_data(path)
     try:
         logic = pddl_logic.GameLogic(domain=data["pddl_domain"], grammar=data["grammar"])
     except Exception as err:  # TatSu's FailedParse, JSONDecodeError of the grammar's blocks, ...
