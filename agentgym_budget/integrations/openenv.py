@@ -291,8 +291,12 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def _server(config: SessionConfig, host: str, port: int, max_sessions: int, log_level: str) -> tuple[Any, Any]:
     uvicorn = require("uvicorn", extra="openenv", feature=_FEATURE)
-    app = create_app(config, max_sessions=max_sessions)
     sock = _bind(host, port)
+    try:
+        app = create_app(config, max_sessions=max_sessions)
+    except BaseException:
+        sock.close()
+        raise
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, ws_max_size=16 * 1024 * 1024))
     return server, sock
 

@@ -46,7 +46,13 @@ from typing import Any
 
 from agentgym_budget.errors import EpisodeOverError, InvalidOptionError, did_you_mean
 from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.integrations.session import EPISODE_FIELDS, SessionConfig, episode_fields, shared_pool
+from agentgym_budget.integrations.session import (
+    EPISODE_FIELDS,
+    EpisodeSession,
+    SessionConfig,
+    episode_fields,
+    shared_pool,
+)
 
 __all__ = [
     "DEFAULT_SKYRL_ID",
@@ -103,6 +109,11 @@ def _classes() -> SimpleNamespace:
             self._session = self._pool.acquire()
             self._record: dict[str, Any] | None = None
             self.max_turns = self._fields.get("max_turns", self.config.max_turns)
+
+        @property
+        def session(self) -> EpisodeSession | None:
+            """The session playing this trajectory (``None`` once closed)."""
+            return self._session
 
         def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             turn = self._session.reset(**self._fields)

@@ -16,12 +16,13 @@ Example::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agentgym_budget.integrations.dependencies import require
 
-__all__ = ["SPECIAL_TOKENS", "build_tiny_lm", "imitate", "tool_call"]
+__all__ = ["SPECIAL_TOKENS", "build_tiny_lm", "imitate", "tool_call", "tool_call_text"]
 
 SPECIAL_TOKENS = (
     "<|endoftext|>",
@@ -55,6 +56,21 @@ def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"type": "function", "function": {"name": name, "arguments": arguments}}
 
 
+def tool_call_text(call: dict[str, Any]) -> str:
+    """How the Qwen2.5 chat template writes a tool call: train the tokenizer on these so they take few tokens.
+
+    Example:
+        >>> print(tool_call_text(tool_call("act", command="look")))
+        <tool_call>
+        {"name": "act", "arguments": {"command": "look"}}
+        </tool_call>
+    """
+    function = call["function"]
+    return (
+        f'<tool_call>\n{{"name": "{function["name"]}", "arguments": {json.dumps(function["arguments"])}}}\n</tool_call>'
+    )
+
+
 def build_tiny_lm(
     texts: Iterable[str],
     *,
@@ -68,7 +84,8 @@ def build_tiny_lm(
     """Return ``(model, tokenizer)``: a random Qwen2 causal LM and a BPE tokenizer trained on ``texts``.
 
     Args:
-        texts: Text the tokenizer learns merges from (observations, commands, prompts).
+        texts: Text the tokenizer learns merges from (observations, prompts, and the outputs the model
+            should learn, e.g. :func:`tool_call_text` of its tool calls).
         seed: Seed of the weights (same seed, same model).
         vocab_size: Target vocabulary size (the byte alphabet and special tokens included).
         hidden_size: Width of the model.
@@ -133,18 +150,31 @@ def imitate(
     of every step, so callers can check it went down.
     """
     torch, _, _, _ = _libs()
+
+    def render(messages: Sequence[dict[str, Any]], prompt: bool) -> list[int]:
+        return list(
+            tokenizer.apply_chat_template(
+                list(messages),
+                tools=list(tools) or None,
+                add_generation_prompt=prompt,
+                tokenize=True,
+                return_dict=False,
+            )
+        )
+
     examples = []
     for conversation in conversations:
-        ids: list[int] = []
-        labels: list[int] = []
-        for end in range(1, len(conversation) + 1):
-            message = conversation[end - 1]
-            rendered = tokenizer.apply_chat_template(
-                list(conversation[:end]), tools=list(tools) or None, tokenize=True, return_dict=False
+        ids = render(conversation, False)
+        labels = [-100] * len(ids)
+        for end, message in enumerate(conversation, start=1):
+            if message["role"] != "assistant":
+                continue
+            # What the model must produce after the generation prompt, up to and including its end token.
+            prefix, upto = render(conversation[: end - 1], True), render(conversation[:end], False)
+            start = next(
+                (i for i, (a, b) in enumerate(zip(prefix, upto, strict=False)) if a != b), min(len(prefix), len(upto))
             )
-            new = rendered[len(ids) :]
-            labels += new if message["role"] == "assistant" else [-100] * len(new)
-            ids = list(rendered)
+            labels[start : len(upto)] = upto[start:]
         examples.append((torch.tensor([ids]), torch.tensor([labels])))
     generator = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.AdamW(model.parameters(), lr=learning_rate)
@@ -156,6 +186,6 @@ def imitate(
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     model.eval()
     return losses
