@@ -33,6 +33,14 @@ Spaces
     same actions. Families with a native engine state restore it directly; the others
     reset with the same engine seed and replay the action log.
 
+Threads
+    One env object is used by one thread at a time (like any Gymnasium env). Any number of
+    envs, of any families, may be made, reset, stepped, snapshotted and closed in as many
+    threads at once (OpenEnv sessions, SkyRL and verifiers run env calls in thread pools),
+    including envs playing the same task and envs whose games are being generated or loaded
+    for the first time: what they share (parsed games, generated files on disk, parsers, the
+    planner) is built once and guarded, and every episode equals the same episode played alone.
+
 Families implement the hooks ``_list_tasks``, ``_begin``, ``_act`` and optionally
 ``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine`` and ``_close_engine``.
 """

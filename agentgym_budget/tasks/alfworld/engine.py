@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import random
+import threading
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -41,13 +42,17 @@ from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, relev
 
 __all__ = ["AlfworldEngine", "EngineSnapshot", "SeededAlfredDemangler", "seeded_global_random"]
 
-_PLAN_CACHE_SIZE = 2048
+_GLOBAL_RANDOM_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
 def seeded_global_random(state: Any) -> Iterator[list[Any]]:
     """Run code that uses the global ``random`` from ``state`` (a seed or a ``getstate()``), leaving
     the caller's global random stream untouched; yields a one-item list receiving the final state.
+
+    Blocks of different threads run one at a time (the global stream is one per process), so
+    engines in many threads draw the same numbers as in one. Code outside these blocks that uses
+    the global ``random`` from another thread at the same time can still shift the draws.
 
     Example:
         >>> before = random.random
@@ -56,17 +61,18 @@ def seeded_global_random(state: Any) -> Iterator[list[Any]]:
         >>> a == random.Random(3).random(), len(final)
         (True, 1)
     """
-    outer = random.getstate()
-    if isinstance(state, tuple):
-        random.setstate(state)
-    else:
-        random.seed(state)
-    final: list[Any] = []
-    try:
-        yield final
-    finally:
-        final.append(random.getstate())
-        random.setstate(outer)
+    with _GLOBAL_RANDOM_LOCK:
+        outer = random.getstate()
+        if isinstance(state, tuple):
+            random.setstate(state)
+        else:
+            random.seed(state)
+        final: list[Any] = []
+        try:
+            yield final
+        finally:
+            final.append(random.getstate())
+            random.setstate(outer)
 
 
 class SeededAlfredDemangler(AlfredDemangler):
@@ -198,8 +204,7 @@ class AlfworldEngine:
         facts = self.facts()
         fluent = sorted(fact for fact in facts if fact[0] in game.fluents)
         key = (self._demangler._named_with, hashlib.blake2b(repr(fluent).encode(), digest_size=16).digest())
-        plans = game.plans
-        plan = plans.get(key)
+        plan = game.cached_plan(key)
         if plan is None:
             plan = ()
             if not pddl.check_goal():
@@ -210,11 +215,7 @@ class AlfworldEngine:
                 operators = solve(self._search_lib, translate_for_search(domain, problem))
                 if operators:
                     plan = tuple(pddl.plan_to_templated_actions(operators, self._pddl._entity_infos))
-            plans[key] = plan
-            if len(plans) > _PLAN_CACHE_SIZE:
-                plans.popitem(last=False)
-        else:
-            plans.move_to_end(key)
+            game.store_plan(key, plan)
         return list(plan)
 
     def save(self) -> EngineSnapshot:

@@ -5,9 +5,10 @@ engine under ALFWorld): the same game file, the same Fast Downward planner state
 ``PddlState`` fact updates and the same grammar rules, so it returns the same observations,
 admissible commands, rewards and infos step for step. It differs in what it does once:
 
-* a game's JSON, its ``GameLogic`` (the parsed grammar) and its PDDL-to-SAS translation are
-  cached per process (:func:`load_game`, :func:`~.planner.translate`); the stock engine
-  translates the problem twice at every ``reset``;
+* a game's PDDL-to-SAS translation and parsed grammar are computed once per machine and
+  stored as data (:mod:`.parsed_game`); loaded games are kept per process in a cache bounded
+  by memory (:func:`load_game`, :data:`GAME_CACHE`); the stock engine translates the problem
+  twice at every ``reset`` and parses the grammar at every ``load``;
 * text is derived by :class:`~.grammar.CompiledGrammar` (parsed once, no context copies,
   static derivations cached) instead of re-parsing every template at every step;
 * the planner library comes from :data:`~.planner.LIBRARIES` and goes back on :meth:`close`,
@@ -36,11 +37,10 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import itertools
 import json
 import os
+import threading
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,49 +51,84 @@ from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.pddl.pddl import PddlEnv
 from textworld.logic import Proposition, Variable
 
+from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.memory_cache import MemoryCache
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar
-from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, Translation, translate
+from agentgym_budget.tasks.alfworld.parsed_game import ActionSchema, Parameter, build_logic, load_parsed
+from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool
+from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
 
-__all__ = ["FastPddlEnv", "GameData", "PddlSnapshot", "load_game"]
+__all__ = ["GAME_CACHE", "GAME_CACHE_ENV_VAR", "FastPddlEnv", "GameData", "PddlSnapshot", "load_game"]
+
+make_parsers_thread_safe()
 
 _TOKENS = itertools.count(1)
 _NAMINGS_KEPT = 8
+
+
+_PLANS_KEPT = 2048
+_FACT_BYTES = 400  # rough size of one Proposition in memory
+_DYNAMIC_BYTES = 256 * 1024  # allowance for a game's derivation and plan caches
 
 
 @dataclass
 class GameData:
     """Everything about one game file that does not change while it is played (shared).
 
+    Shared by every engine of the process playing the game, from any thread: the derivation
+    and plan caches are guarded by :attr:`lock`.
+
     Attributes:
         path: The ``game.tw-pddl`` file.
         data: Its JSON content.
         logic: TextWorld's ``GameLogic`` (actions and grammar).
-        translation: The planner's translation of the problem.
+        sas: The full SAS encoding (loaded into the planner library at every reset).
+        sas_replan: The optimised SAS encoding (what TextWorld's ``replan`` searches).
         fluents: Lower-case names of the predicates that actions change.
+        weight: Estimated bytes held in memory (what the process-wide cache counts).
     """
 
     path: str
     data: dict[str, Any]
     logic: Any
-    translation: Translation
+    sas: bytes
+    sas_replan: bytes
     fluents: frozenset[str]
     name2type: dict[str, str] = field(default_factory=dict)
-    actions: dict[str, Any] = field(default_factory=dict)
+    actions: dict[str, ActionSchema] = field(default_factory=dict)
     init_facts: list[Proposition] = field(default_factory=list)
-    state_facts: list[Proposition] | None = None
+    state_facts: list[Proposition] = field(default_factory=list)
+    weight: int = 0
     derivations: OrderedDict[Any, dict[tuple[Any, ...], str]] = field(default_factory=OrderedDict)
     plans: OrderedDict[Any, tuple[str, ...]] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def derivations_for(self, naming: Any) -> dict[tuple[Any, ...], str]:
         """The shared cache of static derivations for one entity naming (a few namings are kept)."""
-        results = self.derivations.get(naming)
-        if results is None:
-            results = self.derivations[naming] = {}
-            if len(self.derivations) > _NAMINGS_KEPT:
-                self.derivations.popitem(last=False)
-        else:
-            self.derivations.move_to_end(naming)
-        return results
+        with self.lock:
+            results = self.derivations.get(naming)
+            if results is None:
+                results = self.derivations[naming] = {}
+                if len(self.derivations) > _NAMINGS_KEPT:
+                    self.derivations.popitem(last=False)
+            else:
+                self.derivations.move_to_end(naming)
+            return results
+
+    def cached_plan(self, key: Any) -> tuple[str, ...] | None:
+        """The plan stored under ``key`` by :meth:`store_plan`, if it is still kept."""
+        with self.lock:
+            plan = self.plans.get(key)
+            if plan is not None:
+                self.plans.move_to_end(key)
+            return plan
+
+    def store_plan(self, key: Any, plan: tuple[str, ...]) -> None:
+        """Keep ``plan`` under ``key`` (the last 2,048 plans of the game are kept)."""
+        with self.lock:
+            self.plans[key] = plan
+            if len(self.plans) > _PLANS_KEPT:
+                self.plans.popitem(last=False)
 
     @property
     def goal(self) -> str:
@@ -102,45 +137,67 @@ class GameData:
         return problem[problem.lower().index("(:goal") :]
 
 
-def _init_proposition(atom: Any, name2type: dict[str, str]) -> Proposition | None:
-    import fast_downward
+def _facts(pairs: list[list[Any]], name2type: dict[str, str]) -> list[Proposition]:
+    def variable(arg: str) -> Variable:  # TextWorld's Atom.get_fact spelling of the names
+        return Variable(arg.upper() if arg.lower() in ("i", "p") else arg, name2type[arg])
 
-    if isinstance(atom, fast_downward.translate.pddl.conditions.Atom):
-        if atom.predicate == "=":
-            return None
-        return Proposition(atom.predicate, [Variable(arg, name2type[arg]) for arg in atom.args])
-    if isinstance(atom, fast_downward.translate.pddl.f_expression.Assign):
-        if atom.fluent.symbol == "total-cost":
-            return None
-        name = f"{atom.expression.value}"
-        if name.isdigit():
-            return None
-        return Proposition(name, [Variable(arg, name2type[arg]) for arg in atom.fluent.args])
-    return None
+    return [Proposition(name, [variable(arg) for arg in args]) for name, args in pairs]
 
 
-@functools.lru_cache(maxsize=32)
-def _load_game(path: str, modified: float) -> GameData:
-    with open(path) as file:
-        data = json.load(file)
-    logic = pddl_logic.GameLogic(domain=data["pddl_domain"], grammar=data["grammar"])
-    translation = translate(data["pddl_domain"], data["pddl_problem"])
-    task = translation.task
-    for kind in task.types:
-        with contextlib.suppress(ValueError):  # already known
-            logic.types.add(textworld.logic.Type(kind.name, kind.supertype_names))
-    fluents = {effect.literal.predicate.lower() for action in task.actions for effect in action.effects}
-    fluents |= {axiom.name.lower() for axiom in task.axioms}
-    name2type = {o.name: o.type_name for o in task.objects}
-    game = GameData(path, data, logic, translation, frozenset(fluents), name2type, {a.name: a for a in task.actions})
-    game.init_facts = [fact for fact in (_init_proposition(atom, name2type) for atom in task.init) if fact]
+def _read_game(path: str) -> GameData:
+    with open(path, "rb") as file:
+        raw = file.read()
+    data = json.loads(raw)
+    parsed = load_parsed(data["pddl_domain"], data["grammar"], data["pddl_problem"])
+    document = parsed.document
+    name2type = document["objects"]
+    actions = {
+        name: ActionSchema(name, tuple(Parameter(*pair) for pair in params))
+        for name, params in document["actions"].items()
+    }
+    game = GameData(
+        path,
+        data,
+        build_logic(data["pddl_domain"], parsed),
+        parsed.sas,
+        parsed.sas_replan,
+        frozenset(document["fluents"]),
+        name2type,
+        actions,
+        [Proposition(name, [Variable(arg, name2type[arg]) for arg in args]) for name, args in document["init"]],
+        _facts(document["state"], name2type),
+    )
+    facts = len(game.init_facts) + len(game.state_facts)
+    game.weight = len(raw) * 3 + len(parsed.sas) + len(parsed.sas_replan) + facts * _FACT_BYTES + _DYNAMIC_BYTES
     return game
 
 
+def _cache_capacity() -> int:
+    text = os.environ.get(GAME_CACHE_ENV_VAR, "").strip()
+    try:
+        megabytes = float(text) if text else 256.0
+    except ValueError:
+        raise InvalidOptionError(f"${GAME_CACHE_ENV_VAR} must be a number of megabytes, got {text!r}.") from None
+    return int(megabytes * 2**20)
+
+
+GAME_CACHE_ENV_VAR = "AGENTGYM_BUDGET_ALFWORLD_CACHE_MB"
+"""Environment variable: megabytes of loaded ALFWorld games kept per process (default 256)."""
+
+GAME_CACHE: MemoryCache[GameData] = MemoryCache(_cache_capacity(), weigh=lambda game: game.weight)
+"""The loaded games of this process, least recently used evicted past :data:`GAME_CACHE_ENV_VAR` megabytes
+(by the estimate :attr:`GameData.weight`); a game missing here is read from its stored form on disk."""
+
+
 def load_game(path: str) -> GameData:
-    """The :class:`GameData` of a ``game.tw-pddl`` file (cached per process, reloaded if the file changes)."""
+    """The :class:`GameData` of a ``game.tw-pddl`` file (cached per process, reloaded if the file changes).
+
+    A game not in :data:`GAME_CACHE` is read from the parsed form stored on disk
+    (:mod:`.parsed_game`), built there the first time the game is seen on this machine.
+    Threads loading the same game at once read it once.
+    """
     path = os.path.abspath(path)
-    return _load_game(path, os.path.getmtime(path))
+    return GAME_CACHE.get((path, os.path.getmtime(path)), lambda: _read_game(path))
 
 
 class _CachedPddlState(pddl_logic.PddlState):
@@ -154,19 +211,14 @@ class _CachedPddlState(pddl_logic.PddlState):
         self._logic = game.logic
         self.downward_lib = downward_lib
         self.pddl_problem = game.data["pddl_problem"]
-        self.task = game.translation.task
-        self.sas, self.sas_replan = game.translation.sas, game.translation.sas_replan
+        self.task = None  # the planner's parsed task is not kept (see .parsed_game)
+        self.sas, self.sas_replan = game.sas, game.sas_replan
         self._actions = game.actions
-        downward_lib.load_sas(game.translation.sas)
-        downward_lib.load_sas_replan(game.translation.sas_replan)
+        downward_lib.load_sas(game.sas)
+        downward_lib.load_sas_replan(game.sas_replan)
         downward_lib.agb_has_task = True
         self.name2type = game.name2type
         self.add_facts(game.init_facts)
-        if game.state_facts is None:
-            atoms = (pddl_logic.Atom * downward_lib.get_state_size())()
-            downward_lib.get_state(atoms)
-            facts = (atom.get_fact(self.name2type) for atom in atoms)
-            game.state_facts = [fact for fact in facts if not fact.is_negation]
         self.add_facts(game.state_facts)
 
 

@@ -10,9 +10,11 @@ that:
 * :data:`LIBRARIES` (a :class:`LibraryPool`) hands each engine a library of its own and takes
   it back when the engine closes (after ``cleanup()``, which frees the task), so the number
   of libraries ever loaded equals the largest number of engines open at the same time;
-* :func:`translate` converts a PDDL domain + problem to the planner's SAS format once per
-  process (ALFWorld translates twice at every ``reset``, ~0.6 s each on a kitchen), and
-  restores ``sys.argv``, which Fast Downward's translator overwrites;
+* :func:`translate` converts a PDDL domain + problem to the planner's SAS format (ALFWorld
+  translates twice at every ``reset``, ~0.6 s each on a kitchen; here it runs once per game
+  and machine, see :mod:`.parsed_game`), one translation at a time (Fast Downward's translator
+  keeps its options in globals), without ``fast_downward.pddl2sas``'s process-wide
+  redirection of ``sys.stdout`` (which swallows other threads' output) and its ``sys.argv`` overwrite;
 * :func:`relevant_problem` and :func:`solve` make the planner usable as an expert: the planner
   searches the goal-relevant part of the current state (see :func:`relevant_problem`), which
   takes milliseconds where the whole ALFRED scene takes seconds to minutes.
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import io
 import re
 import sys
 import threading
@@ -100,35 +103,84 @@ class Translation:
 
 
 _TRANSLATE_LOCK = threading.Lock()
+_TRANSLATOR: Any = None
+_FULL_OPTIONS = {
+    "filter_unimportant_vars": False,
+    "filter_unreachable_facts": False,
+    "use_partial_encoding": False,
+    "skip_variable_reordering": True,
+    "add_implied_preconditions": False,
+    "invariant_generation_max_candidates": 0,
+}
+"""TextWorld's translation settings for the game state (``pddl2sas``): nothing pruned."""
+_SEARCH_OPTIONS = {
+    "filter_unimportant_vars": True,
+    "filter_unreachable_facts": True,
+    "use_partial_encoding": True,
+    "skip_variable_reordering": False,
+    "add_implied_preconditions": True,
+    "invariant_generation_max_candidates": 0,
+}
+"""TextWorld's translation settings for searching (``pddl2sas(optimize=True)``)."""
 
 
-@functools.lru_cache(maxsize=16)
-def translate(domain: str, problem: str) -> Translation:
-    """Translate ``domain`` + ``problem`` as TextWorld's ``PddlState`` does, once per process (cached)."""
-    import fast_downward
+def _discard(*args: Any, **kwargs: Any) -> None:
+    """Stands in for ``print`` in the translator's modules."""
 
-    with _TRANSLATE_LOCK:
+
+def _translator() -> Any:
+    """Fast Downward's translator modules, imported once, with their ``print`` silenced (call under the lock).
+
+    ``fast_downward.pddl2sas`` silences the translator by replacing ``sys.stdout`` for the whole
+    translation, which also swallows what other threads print meanwhile; its ``options`` module
+    parses ``sys.argv`` when first imported.
+    """
+    global _TRANSLATOR
+    if _TRANSLATOR is None:
         argv = list(sys.argv)
+        sys.argv = ["translate.py", "domain", "task"]
         try:
-            task, sas = fast_downward.pddl2sas(domain, problem)
-            _, sas_replan = fast_downward.pddl2sas(domain, problem, optimize=True)
+            from fast_downward.translate import normalize, options
+            from fast_downward.translate import translate as translator
+            from fast_downward.translate.pddl_parser import lisp_parser, parsing_functions
         finally:
             sys.argv = argv
-    return Translation(task, sas.encode("utf-8"), sas_replan.encode("utf-8"))
+        for name, module in list(sys.modules.items()):
+            if name.startswith("fast_downward.translate") and module is not None:
+                module.print = _discard
+        _TRANSLATOR = (options, lisp_parser, parsing_functions, normalize, translator)
+    return _TRANSLATOR
+
+
+def _pddl_to_sas(domain: str, problem: str, settings: dict[str, Any]) -> tuple[Any, bytes]:
+    """What ``fast_downward.pddl2sas`` computes, without touching ``sys.stdout`` (call under the lock)."""
+    options, lisp_parser, parsing_functions, normalize, translator = _translator()
+    for name, value in settings.items():
+        setattr(options, name, value)
+    task = parsing_functions.parse_task(
+        lisp_parser.parse_nested_list(domain.split("\n")), lisp_parser.parse_nested_list(problem.split("\n"))
+    )
+    normalize.normalize(task)
+    output = io.StringIO()
+    translator.pddl_to_sas(task).output(output)
+    return task, output.getvalue().encode("utf-8")
+
+
+def translate(domain: str, problem: str) -> Translation:
+    """Translate ``domain`` + ``problem`` as TextWorld's ``PddlState`` does (not cached: games store the
+    result, see :mod:`.parsed_game`). Translations run one at a time (the translator keeps its options in
+    module globals); nothing is printed and ``sys.stdout`` / ``sys.argv`` are left alone."""
+    with _TRANSLATE_LOCK:
+        task, sas = _pddl_to_sas(domain, problem, _FULL_OPTIONS)
+        _, sas_replan = _pddl_to_sas(domain, problem, _SEARCH_OPTIONS)
+    return Translation(task, sas, sas_replan)
 
 
 @functools.lru_cache(maxsize=64)
 def translate_for_search(domain: str, problem: str) -> bytes:
     """The optimised SAS encoding of ``domain`` + ``problem`` (what the planner searches), cached."""
-    import fast_downward
-
     with _TRANSLATE_LOCK:
-        argv = list(sys.argv)
-        try:
-            _, sas = fast_downward.pddl2sas(domain, problem, optimize=True)
-        finally:
-            sys.argv = argv
-    return sas.encode("utf-8")
+        return _pddl_to_sas(domain, problem, _SEARCH_OPTIONS)[1]
 
 
 _TYPE_CONSTANT = re.compile(r"\((?:objectType|receptacleType)\s+\?\w+\s+(\w+)\)", re.IGNORECASE)

@@ -8,7 +8,8 @@ added:
 * parsed ``Game`` objects are cached per file and shared by engines in one process
   (through the ``_game`` hook TextWorld's ``GameData`` already reads), so starting
   another engine on the same game (e.g. a fork) costs milliseconds, not the ~0.3 s of
-  parsing the game's JSON;
+  parsing the game's JSON; engines in many threads may load at once (each game is parsed
+  once, with TextWorld's parsers made per-thread by :mod:`.parsers`);
 * :meth:`TextWorldEngine.save` / :meth:`~TextWorldEngine.restore` capture the
   interpreter's own state (``FrotzEnv.get_state``) and TextWorld's progress trackers
   (the game progression, policies, move count), which restores the exact game in well
@@ -17,8 +18,8 @@ added:
 
 from __future__ import annotations
 
-import functools
 import os
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -29,18 +30,25 @@ from textworld.envs import JerichoEnv, TWInform7
 from textworld.envs.wrappers.tw_inform7 import Inform7Data, StateTracking
 from textworld.generator.game import Game, GameProgression
 
+from agentgym_budget.memory_cache import MemoryCache
+from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
+
 __all__ = ["TextWorldEngine", "TextWorldEngineState", "load_game"]
 
+make_parsers_thread_safe()
 
-@functools.lru_cache(maxsize=32)
-def _cached_game(json_path: str, modified: float) -> Game:
-    return Game.load(json_path)
+
+_GAMES: MemoryCache[Game] = MemoryCache(capacity=32)
+_LOAD_LOCK = threading.Lock()  # warnings.catch_warnings changes process-wide state
 
 
 def load_game(z8_path: str) -> Game:
-    """The parsed ``Game`` of a ``.z8`` file (from the ``.json`` beside it), cached per process."""
+    """The parsed ``Game`` of a ``.z8`` file (from the ``.json`` beside it), cached per process.
+
+    The last 32 games are kept; threads loading the same game at once parse it once.
+    """
     json_path = os.path.splitext(z8_path)[0] + ".json"
-    return _cached_game(json_path, os.path.getmtime(json_path))
+    return _GAMES.get((json_path, os.path.getmtime(json_path)), lambda: Game.load(json_path))
 
 
 def _copy_progression(progression: GameProgression) -> GameProgression:
@@ -102,7 +110,7 @@ class TextWorldEngine:
         interpreter = JerichoEnv(self.request_infos)
         interpreter._game = load_game(z8_path)
         env = TWInform7(interpreter)
-        with warnings.catch_warnings():
+        with _LOAD_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore", jericho.UnsupportedGameWarning)
             env.load(z8_path)
         self._env, self.game_path = env, z8_path

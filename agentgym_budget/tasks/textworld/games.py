@@ -152,6 +152,9 @@ def _make(recipe: GameRecipe, seed: int, split: str, folder: Path) -> None:
     from textworld.challenges import CHALLENGES
     from textworld.generator import compile_game, make_game
 
+    from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
+
+    make_parsers_thread_safe()
     options = textworld.GameOptions()
     options.seeds = seed
     options.path = str(folder / "game.z8")
