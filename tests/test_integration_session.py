@@ -197,6 +197,10 @@ def test_pool_serves_sessions_to_many_threads():
             results = list(executor.map(lambda s: _play_shop(pool, s), range(16)))
         assert all(won for _, won, _ in results)
         assert pool.created <= 8
+        reused = pool.acquire()
+        with pytest.raises(EpisodeOverError, match="No episode is running"):
+            reused.step("look")  # a reused session starts with no episode
+        pool.release(reused)
         assert results == [_play_shop(pool, s) for s in range(16)]  # same seeds, same episodes, any thread
     finally:
         pool.close()

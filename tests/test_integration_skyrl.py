@@ -11,6 +11,12 @@ from agentgym_budget.errors import EpisodeOverError, InvalidOptionError
 from agentgym_budget.integrations.skyrl import BudgetTextEnv, register_skyrl_env
 
 SHOP = {"env_id": "WebShop-1k-v0", "max_turns": 15, "info_keys": ["expert_action"]}
+COIN = {
+    "env_id": "TextWorld-CoinCollector-v0",
+    "env_kwargs": "level=2",
+    "max_turns": 15,
+    "info_keys": ["expert_action"],
+}
 PROMPT = [{"role": "system", "content": "Shop."}, {"role": "user", "content": ""}]
 
 
@@ -19,11 +25,11 @@ def _env(extra_info: dict, config: dict = SHOP) -> BudgetTextEnv:
     return skyrl_gym.make(register_skyrl_env(), env_config=config, extras={"extra_info": extra_info, "max_turns": 1})
 
 
-def _trajectory(extra_info: dict) -> dict:
-    env = _env(extra_info)
+def _trajectory(extra_info: dict, config: dict = SHOP) -> dict:
+    env = _env(extra_info, config)
     try:
         messages, meta = env.init(PROMPT)
-        assert messages[:1] == PROMPT[:1] and messages[-1]["content"].startswith("Instruction:")
+        assert messages[:1] == PROMPT[:1] and messages[-1]["content"] == env.session.last.text
         outputs, turn = [], env.session.last
         while True:
             reply = f"<think>the expert says {turn.info['expert_action']}</think>\nAction: {turn.info['expert_action']}"
@@ -45,17 +51,18 @@ def test_registration_is_guarded():
         register_skyrl_env("gsm8k")
 
 
-def test_concurrent_trajectories_in_threads():
-    infos = [{"seed": seed, "index": seed} for seed in range(12)]
-    with ThreadPoolExecutor(6) as executor:
-        results = list(executor.map(_trajectory, infos))
+@pytest.mark.parametrize("config", [SHOP, COIN], ids=["webshop", "textworld"])
+def test_concurrent_trajectories_in_threads(config):
+    infos = [{"seed": seed, "index": seed} for seed in range(8)]
+    with ThreadPoolExecutor(4) as executor:
+        results = list(executor.map(lambda info: _trajectory(info, config), infos))
     for result in results:
         last = result["outputs"][-1]
         assert last["reward"] == 1.0 and last["metadata"]["won"] and last["metadata"]["terminated"]
         assert not last["metadata"]["truncated"] and last["observations"] == []
         assert result["metrics"]["won"] == 1.0 and result["metrics"]["budget"] == 15 == result["max_turns"]
         assert all(out["metadata"]["matched"] for out in result["outputs"])
-    assert [r["meta"]["task_id"] for r in results] == [_trajectory(i)["meta"]["task_id"] for i in infos]
+    assert [r["meta"]["task_id"] for r in results] == [_trajectory(i, config)["meta"]["task_id"] for i in infos]
 
 
 def test_budget_from_extra_info_truncates():

@@ -447,6 +447,11 @@ class EpisodeSession:
             parts.append("Admissible actions: " + " | ".join(admissible))
         return dataclasses.replace(turn, text="\n\n".join(parts))
 
+    def forget(self) -> None:
+        """Drop the current episode: :meth:`step` then needs a :meth:`reset` (a pool does this on reuse)."""
+        self._last, self._seed, self._commands, self._matched = None, None, [], 0
+        self._return = self._env_return = 0.0
+
     def record(self) -> dict[str, Any]:
         """A JSON-ready summary of the current (or last) episode, for logs and metrics by budget.
 
@@ -498,15 +503,17 @@ class SessionPool:
         self.created = 0
 
     def acquire(self) -> EpisodeSession:
-        """An idle session, or a new one."""
+        """An idle session (with no episode running), or a new one."""
         with self._lock:
             if self._idle:
-                return self._idle.pop()
+                session = self._idle.pop()
+                session.forget()
+                return session
             self.created += 1
         return EpisodeSession(self.config)
 
     def release(self, session: EpisodeSession) -> None:
-        """Give back a session from :meth:`acquire` (its episode state is discarded at the next reset)."""
+        """Give back a session from :meth:`acquire` (its episode is dropped when it is handed out again)."""
         with self._lock:
             if len(self._idle) < self.max_idle:
                 self._idle.append(session)
