@@ -10,11 +10,11 @@ import pytest
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session import SessionConfig
 from agentgym_budget.integrations.trl import (
-    DEFAULT_SYSTEM_PROMPT,
     BudgetToolEnv,
     check_trainer_args,
     dataset_rows,
     environment_factory,
+    expert_conversations,
 )
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
@@ -80,24 +80,13 @@ def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
     from datasets import Dataset
     from trl import GRPOConfig
 
-    from agentgym_budget.integrations.tiny_lm import build_tiny_lm, imitate, tool_call, tool_call_text
+    from agentgym_budget.integrations.tiny_lm import build_tiny_lm, imitate, tool_call_text
     from agentgym_budget.integrations.trl import grpo_trainer
 
     torch.set_num_threads(1)  # the tiny model is far faster single-threaded on a shared 2-core machine
-    conversations, texts = [], []
-    for seed in range(4):
-        env = BudgetToolEnv(COIN)
-        messages = [
-            {"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
-            {"role": "user", "content": env.reset(seed=seed, max_turns=30)},
-        ]
-        for command in env.session.last.info["expert_plan"]:
-            call = tool_call("act", command=command)
-            messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
-            messages.append({"role": "tool", "name": "act", "content": env.act(command)})
-            texts.append(tool_call_text(call))
-        conversations.append(messages)
-        texts += [message["content"] for message in messages]
+    conversations = expert_conversations(COIN, range(4))
+    texts = [m["content"] for c in conversations for m in c]
+    texts += [tool_call_text(m["tool_calls"][0]) for c in conversations for m in c if m.get("tool_calls")]
     model, tokenizer = build_tiny_lm(texts, seed=0)
     losses = imitate(model, tokenizer, conversations, tools=[BudgetToolEnv(COIN).act], steps=120)
     assert losses[-1] < losses[0] / 10  # it now writes well-formed tool calls

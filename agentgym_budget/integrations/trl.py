@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
@@ -53,6 +54,7 @@ __all__ = [
     "check_trainer_args",
     "dataset_rows",
     "environment_factory",
+    "expert_conversations",
     "grpo_trainer",
 ]
 
@@ -144,6 +146,46 @@ def dataset_rows(
             row["task"] = tasks[i % len(tasks)]
         rows.append(row)
     return rows
+
+
+def expert_conversations(
+    config: SessionConfig,
+    seeds: Iterable[int],
+    *,
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    max_turns: int = 100,
+) -> list[list[dict[str, Any]]]:
+    """The expert's episodes as TRL tool-calling conversations (for supervised warm starts and tests).
+
+    Each conversation is the row prompt (``system_prompt`` and the first observation), then one
+    assistant message per expert command calling ``act``, each followed by the tool's answer, until
+    the task is won.
+
+    Example:
+        >>> [conversation] = expert_conversations(SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=1"), [0])
+        >>> [m["role"] for m in conversation], conversation[2]["tool_calls"][0]["function"]["arguments"]
+        (['system', 'user', 'assistant', 'tool'], {'command': 'take coin'})
+        >>> conversation[-1]["content"].splitlines()[-1]
+        '[Episode over: task completed in 1 turn.]'
+    """
+    from agentgym_budget.integrations.tiny_lm import tool_call
+
+    planning = dataclasses.replace(config, info_keys=tuple({*config.info_keys, "expert_plan"}))
+    env = BudgetToolEnv(planning)
+    conversations = []
+    try:
+        for seed in seeds:
+            messages = [
+                {"role": "system", "content": system_prompt},
+                {"role": "user", "content": env.reset(seed=seed, max_turns=max_turns)},
+            ]
+            for command in env.session.last.info["expert_plan"]:
+                messages.append({"role": "assistant", "content": "", "tool_calls": [tool_call("act", command=command)]})
+                messages.append({"role": "tool", "name": "act", "content": env.act(command)})
+            conversations.append(messages)
+    finally:
+        env.session.close()
+    return conversations
 
 
 def _largest_budget(config: SessionConfig) -> int:
