@@ -29,12 +29,11 @@ from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
 
 from agentgym_budget.integrations.session import SessionConfig
-from agentgym_budget.integrations.tiny_lm import build_tiny_lm, imitate, tool_call_text
+from agentgym_budget.integrations.tiny_lm import warm_tiny_lm
 from agentgym_budget.integrations.trl import (
     BudgetToolEnv,
     check_trainer_args,
     dataset_rows,
-    expert_conversations,
 )
 
 RESULTS = Path(__file__).parent / "results"
@@ -86,11 +85,7 @@ def main() -> None:
     config = SessionConfig(args.env, env_kwargs=args.env_args, budgets=budgets)
 
     began = time.perf_counter()
-    conversations = expert_conversations(config, range(4))
-    texts = [m["content"] for c in conversations for m in c]
-    texts += [tool_call_text(m["tool_calls"][0]) for c in conversations for m in c if m.get("tool_calls")]
-    model, tokenizer = build_tiny_lm(texts, seed=0)
-    imitate(model, tokenizer, conversations, tools=[BudgetToolEnv(config).act], steps=120)
+    model, tokenizer, _ = warm_tiny_lm(config, seeds=range(4), steps=120)
     warm = time.perf_counter() - began
     parameters = sum(p.numel() for p in model.parameters())
 

@@ -14,7 +14,6 @@ from agentgym_budget.integrations.trl import (
     check_trainer_args,
     dataset_rows,
     environment_factory,
-    expert_conversations,
 )
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
@@ -80,15 +79,11 @@ def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
     from datasets import Dataset
     from trl import GRPOConfig
 
-    from agentgym_budget.integrations.tiny_lm import build_tiny_lm, imitate, tool_call_text
+    from agentgym_budget.integrations.tiny_lm import warm_tiny_lm
     from agentgym_budget.integrations.trl import grpo_trainer
 
     torch.set_num_threads(1)  # the tiny model is far faster single-threaded on a shared 2-core machine
-    conversations = expert_conversations(COIN, range(4))
-    texts = [m["content"] for c in conversations for m in c]
-    texts += [tool_call_text(m["tool_calls"][0]) for c in conversations for m in c if m.get("tool_calls")]
-    model, tokenizer = build_tiny_lm(texts, seed=0)
-    losses = imitate(model, tokenizer, conversations, tools=[BudgetToolEnv(COIN).act], steps=120)
+    model, tokenizer, losses = warm_tiny_lm(COIN, seeds=range(4), steps=120)
     assert losses[-1] < losses[0] / 10  # it now writes well-formed tool calls
 
     rows = dataset_rows(COIN, episodes=4, seed=100)

@@ -22,7 +22,7 @@ from typing import Any
 
 from agentgym_budget.integrations.dependencies import require
 
-__all__ = ["SPECIAL_TOKENS", "build_tiny_lm", "imitate", "tool_call", "tool_call_text"]
+__all__ = ["SPECIAL_TOKENS", "build_tiny_lm", "imitate", "tool_call", "tool_call_text", "warm_tiny_lm"]
 
 SPECIAL_TOKENS = (
     "<|endoftext|>",
@@ -189,3 +189,29 @@ def imitate(
         losses.append(float(loss.detach()))
     model.eval()
     return losses
+
+
+def warm_tiny_lm(
+    config: Any, *, seeds: Iterable[int] = range(4), steps: int = 120, seed: int = 0
+) -> tuple[Any, Any, list[float]]:
+    """A tiny model that already plays ``config`` through the TRL ``act`` tool: ``(model, tokenizer, losses)``.
+
+    Builds the tokenizer on the expert's conversations (:func:`~agentgym_budget.integrations.trl.expert_conversations`
+    of ``seeds``), then :func:`imitate` s them for ``steps`` steps, after which sampled replies are mostly
+    well-formed ``act`` calls (the commands themselves are still poor). For smoke tests and benchmarks;
+    set ``torch.set_num_threads(1)`` on a busy machine (a model this small runs fastest on one thread).
+    """
+    from agentgym_budget.integrations.trl import BudgetToolEnv, expert_conversations
+
+    conversations = expert_conversations(config, seeds)
+    texts = [message["content"] for conversation in conversations for message in conversation]
+    texts += [
+        tool_call_text(message["tool_calls"][0])
+        for conversation in conversations
+        for message in conversation
+        if message.get("tool_calls")
+    ]
+    model, tokenizer = build_tiny_lm(texts, seed=seed)
+    tools = [BudgetToolEnv(config).act]
+    losses = imitate(model, tokenizer, conversations, tools=tools, steps=steps, seed=seed)
+    return model, tokenizer, losses
