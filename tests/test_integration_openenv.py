@@ -28,11 +28,12 @@ SERVE += ["--info-keys", "expert_action"]
 
 
 @pytest.fixture(scope="module")
-def server_url():
+def server_url(tmp_path_factory):
     command = [sys.executable, "-m", "agentgym_budget.cli", *SERVE]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy()
-    )
+    environment = {**os.environ, "AGENTGYM_BUDGET_CACHE": str(tmp_path_factory.mktemp("cold-cache"))}
+    log = tmp_path_factory.mktemp("server") / "stderr.log"
+    stderr = log.open("w")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=environment)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
     deadline = time.monotonic() + 240
@@ -42,13 +43,14 @@ def server_url():
             line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
         except queue.Empty:
             process.kill()
-            pytest.fail(f"the server did not start: {process.stderr.read()[-2000:]}")
+            pytest.fail(f"the server did not start: {log.read_text()[-2000:]}")
         if "listening on " in line:
             url = line.rsplit("listening on ", 1)[1].strip()
     assert url.startswith("http://127.0.0.1:") and not url.endswith(":0")
     yield url
     process.terminate()
     assert process.wait(timeout=60) is not None
+    stderr.close()
 
 
 def _expert_wins(url: str, ready: threading.Barrier) -> dict:
