@@ -22,7 +22,7 @@ KEYS = ("feedback", "admissible_commands", "won", "lost", "score", "done", "move
 
 def _key(state, *, facts: bool = False):
     key = tuple(state.get(name) for name in KEYS)
-    return (*key, [str(f) for f in state["facts"]]) if facts else key
+    return (*key, sorted(str(f) for f in state["facts"])) if facts else key  # their order follows the hash seed
 
 
 def _compare_trajectories(
@@ -141,12 +141,20 @@ def test_shuffled_names_follow_the_seed_and_leave_global_random_alone():
         engine.close()
 
 
-def test_translation_restores_sys_argv():
+def test_translation_equals_fast_downwards_and_leaves_sys_argv_and_stdout_alone(capsys):
+    import fast_downward
+
     argv = list(sys.argv)
     game = json.loads(Path(game_paths()["look_at_obj_in_light"]).read_text())
-    translation = planner.translate(game["pddl_domain"], game["pddl_problem"])
+    domain, problem = game["pddl_domain"], game["pddl_problem"]
+    translation = planner.translate(domain, problem)
     assert translation.sas.startswith(b"begin_version")
+    assert planner.translate_for_search(domain, problem) == translation.sas_replan
     assert sys.argv == argv
+    assert capsys.readouterr().out == ""
+    expected = [fast_downward.pddl2sas(domain, problem, optimize=flag)[1].encode() for flag in (False, True)]
+    sys.argv = argv
+    assert [translation.sas, translation.sas_replan] == expected
 
 
 def test_relevant_problem_keeps_what_the_goal_needs():

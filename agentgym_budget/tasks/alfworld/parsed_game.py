@@ -167,8 +167,8 @@ def _build(domain: str, grammar: str, problem: str, folder: Path) -> None:
         "types": [[kind.name, list(kind.supertype_names)] for kind in task.types],
         "objects": {obj.name: obj.type_name for obj in task.objects},
         "actions": {a.name: [[p.name, p.type_name] for p in a.parameters] for a in task.actions},
-        "init": [fact for fact in map(_fact, task.init) if fact is not None],
-        "state": _state_facts(translation.sas),
+        "init": sorted(fact for fact in map(_fact, task.init) if fact is not None),  # canonical order: the
+        "state": sorted(_state_facts(translation.sas)),  # translator's depends on the hash seed
         "fluents": sorted(fluents),
         "logic_actions": actions,
         "grammar": rules,

@@ -124,8 +124,11 @@ _SEARCH_OPTIONS = {
 """TextWorld's translation settings for searching (``pddl2sas(optimize=True)``)."""
 
 
-def _discard(*args: Any, **kwargs: Any) -> None:
-    """Stands in for ``print`` in the translator's modules."""
+def _quiet_print(*args: Any, file: Any = None, **kwargs: Any) -> None:
+    """Stands in for ``print`` in the translator's modules: drops what goes to ``sys.stdout`` (progress
+    messages), writes the rest (the SAS output goes to a ``file``)."""
+    if file is not None:
+        print(*args, file=file, **kwargs)
 
 
 def _translator() -> Any:
@@ -147,7 +150,7 @@ def _translator() -> Any:
             sys.argv = argv
         for name, module in list(sys.modules.items()):
             if name.startswith("fast_downward.translate") and module is not None:
-                module.print = _discard
+                module.print = _quiet_print
         _TRANSLATOR = (options, lisp_parser, parsing_functions, normalize, translator)
     return _TRANSLATOR
 
