@@ -6,7 +6,8 @@
 * :mod:`~agentgym_budget.integrations.verifiers`: verifiers' ``openenv`` taskset against the server.
 
 They share :mod:`~agentgym_budget.integrations.session` (the episode mapping: env stack, budget,
-BudgetMix, reward, task selection) and :mod:`~agentgym_budget.integrations.actions` (free-text model
+BudgetMix, reward, task selection), :mod:`~agentgym_budget.integrations.pool` (sessions reused across
+episodes, from any thread) and :mod:`~agentgym_budget.integrations.actions` (free-text model
 output to one command). A missing library raises
 :class:`~agentgym_budget.errors.MissingDependencyError` naming the extra to install
 (``pip install "agentgym-budget[openenv]"``, ``[trl]``, ``[skyrl]``, ``[verifiers]``, ``[ray]``).

@@ -50,7 +50,8 @@ from typing import Any
 from agentgym_budget import errors
 from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError
 from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.integrations.session import EpisodeTurn, SessionConfig, SessionPool
+from agentgym_budget.integrations.pool import SessionPool
+from agentgym_budget.integrations.session import EpisodeTurn, SessionConfig
 
 __all__ = [
     "BudgetAction",  # noqa: F822 (built on first use by __getattr__: it needs openenv)

@@ -43,7 +43,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,10 +62,8 @@ __all__ = [
     "EpisodeSession",
     "EpisodeTurn",
     "SessionConfig",
-    "SessionPool",
     "episode_fields",
     "episode_outcome",
-    "shared_pool",
 ]
 
 EPISODE_FIELDS = ("task", "seed", "max_turns", "show_budget")
@@ -324,7 +321,7 @@ class EpisodeSession:
     """One env stack playing one episode at a time (see the module docstring for the mapping).
 
     A session is used by one thread at a time; make one per concurrent episode (or take them from a
-    :class:`SessionPool`).
+    :class:`~agentgym_budget.integrations.pool.SessionPool`).
 
     Args:
         config: What to serve.
@@ -482,60 +479,3 @@ class EpisodeSession:
     def close(self) -> None:
         """Close the env stack."""
         self.env.close()
-
-
-class SessionPool:
-    """Sessions of one config kept for reuse across episodes; safe to use from many threads.
-
-    Building a stack costs far more than resetting one, and the libraries make an env per episode
-    (SkyRL: per trajectory; OpenEnv: per WebSocket session), so adapters take sessions from a pool.
-
-    Args:
-        config: The config of every session in the pool.
-        max_idle: Idle sessions kept at most; more are closed when released.
-    """
-
-    def __init__(self, config: SessionConfig, *, max_idle: int = 64) -> None:
-        self.config = config
-        self.max_idle = max_idle
-        self._idle: list[EpisodeSession] = []
-        self._lock = threading.Lock()
-        self.created = 0
-
-    def acquire(self) -> EpisodeSession:
-        """An idle session (with no episode running), or a new one."""
-        with self._lock:
-            if self._idle:
-                session = self._idle.pop()
-                session.forget()
-                return session
-            self.created += 1
-        return EpisodeSession(self.config)
-
-    def release(self, session: EpisodeSession) -> None:
-        """Give back a session from :meth:`acquire` (its episode is dropped when it is handed out again)."""
-        with self._lock:
-            if len(self._idle) < self.max_idle:
-                self._idle.append(session)
-                return
-        session.close()
-
-    def close(self) -> None:
-        """Close every idle session."""
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for session in idle:
-            session.close()
-
-
-_POOLS: dict[SessionConfig, SessionPool] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def shared_pool(config: SessionConfig) -> SessionPool:
-    """The process-wide :class:`SessionPool` of ``config`` (adapters whose library builds envs itself use it)."""
-    with _POOLS_LOCK:
-        pool = _POOLS.get(config)
-        if pool is None:
-            pool = _POOLS[config] = SessionPool(config)
-        return pool

@@ -9,7 +9,7 @@ contract is mapped:
   ``environment.skyrl_gym.agentgym_budget`` section of a SkyRL config, or a dict) is a
   :class:`~agentgym_budget.integrations.session.SessionConfig` mapping (``env_id``, ``env_kwargs``,
   ``max_turns``, ``budgets``, ``show_budget``, ``reward``, ...). Stacks are reused across
-  trajectories from a process-wide :class:`~agentgym_budget.integrations.session.SessionPool`.
+  trajectories from a process-wide :class:`~agentgym_budget.integrations.pool.SessionPool`.
 * The episode comes from the dataset row's ``extra_info`` (``task``, ``seed``, ``max_turns``,
   ``show_budget``; other keys are ignored unless they look like a misspelling of one of these). SkyRL's generator overwrites ``extras["max_turns"]`` with one global value,
   so a per-episode budget must be in ``extra_info``; the top-level value is ignored.
@@ -46,12 +46,12 @@ from typing import Any
 
 from agentgym_budget.errors import EpisodeOverError, InvalidOptionError, did_you_mean
 from agentgym_budget.integrations.dependencies import require
+from agentgym_budget.integrations.pool import shared_pool
 from agentgym_budget.integrations.session import (
     EPISODE_FIELDS,
     EpisodeSession,
     SessionConfig,
     episode_fields,
-    shared_pool,
 )
 
 __all__ = [
