@@ -28,6 +28,8 @@ import unicodedata
 
 from gymnasium import spaces
 
+from agentgym_budget.text_space import TextSpace
+
 __all__ = [
     "ACTION_MAX_LENGTH",
     "CHARSET",
@@ -103,10 +105,13 @@ def normalize_text(text: str, max_length: int = OBSERVATION_MAX_LENGTH) -> str:
 
 
 def observation_space() -> spaces.Text:
-    """The observation space of every environment: text of 0 to :data:`OBSERVATION_MAX_LENGTH` chars."""
-    return spaces.Text(max_length=OBSERVATION_MAX_LENGTH, min_length=0, charset=CHARSET)
+    """The observation space of every environment: text of 0 to :data:`OBSERVATION_MAX_LENGTH` chars.
+
+    A :class:`~agentgym_budget.text_space.TextSpace`, safe in ``AsyncVectorEnv(shared_memory=True)``.
+    """
+    return TextSpace(max_length=OBSERVATION_MAX_LENGTH, min_length=0, charset=CHARSET)
 
 
 def action_space() -> spaces.Text:
     """The action space of every environment: text of 0 to :data:`ACTION_MAX_LENGTH` chars."""
-    return spaces.Text(max_length=ACTION_MAX_LENGTH, min_length=0, charset=CHARSET)
+    return TextSpace(max_length=ACTION_MAX_LENGTH, min_length=0, charset=CHARSET)

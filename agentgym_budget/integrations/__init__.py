@@ -1,0 +1,16 @@
+"""Plug-ins for RL libraries: one module per library, each importing its library only when used.
+
+* :mod:`~agentgym_budget.integrations.openenv`: OpenEnv server (``agentgym-budget serve``) and client.
+* :mod:`~agentgym_budget.integrations.trl`: TRL ``GRPOTrainer(environment_factory=...)`` environments.
+* :mod:`~agentgym_budget.integrations.skyrl`: a SkyRL-gym text env and its registration.
+* :mod:`~agentgym_budget.integrations.verifiers`: verifiers' ``openenv`` taskset against the server.
+
+They share :mod:`~agentgym_budget.integrations.session` (the episode mapping: env stack, budget,
+BudgetMix, reward, task selection), :mod:`~agentgym_budget.integrations.pool` (sessions reused across
+episodes, from any thread) and :mod:`~agentgym_budget.integrations.actions` (free-text model
+output to one command). A missing library raises
+:class:`~agentgym_budget.errors.MissingDependencyError` naming the extra to install
+(``pip install "agentgym-budget[openenv]"``, ``[trl]``, ``[skyrl]``, ``[verifiers]``, ``[ray]``).
+"""
+
+__all__: list[str] = []

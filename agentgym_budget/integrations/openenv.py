@@ -1,0 +1,401 @@
+"""OpenEnv server and client for every agentgym-budget environment (extra ``openenv``).
+
+``agentgym-budget serve ID --port P`` (or :func:`serve`) runs an OpenEnv server: each WebSocket
+session is one :class:`~agentgym_budget.integrations.session.EpisodeSession` (sessions run in
+threads of one process, up to ``max_sessions`` at once). The wire format:
+
+* **reset** arguments are the episode fields ``task``, ``seed``, ``max_turns``, ``show_budget``
+  (see :func:`~agentgym_budget.integrations.session.episode_fields`); unknown ones are refused.
+* **Action** ``BudgetAction(command: str)``: the model's reply or a bare command, parsed into one
+  command by :func:`~agentgym_budget.integrations.actions.parse_action` (one action, one turn).
+  Because it has one required field, clients that send raw text (verifiers' ``openenv`` taskset)
+  work unchanged.
+* **Observation** ``BudgetObservation``: ``text`` (what the model sees), ``observation``, ``goal``,
+  ``task_id``, ``turn``, ``max_turns`` / ``turns_left`` (``None`` when the budget is hidden from the
+  model), ``terminated``, ``truncated``, ``won``, ``lost``, ``progress``, ``admissible_actions``,
+  ``command``, ``matched``, ``env_reward``, ``info`` (the opt-in keys served) and OpenEnv's
+  ``done`` (= terminated or truncated) and ``reward``. Every field is explicit: nothing relies on
+  ``metadata``, which some OpenEnv versions drop on the wire.
+* **State** ``BudgetState``: ``episode_id``, ``step_count``, ``env``, ``task_id``, ``seed``,
+  ``max_turns``, ``turn``, ``total_reward``, ``done``, ``won``.
+* **Errors**: a bad request gets an error frame whose message names the error class and says what
+  was expected (``InvalidOptionError: Unknown episode field 'max_turn'. Did you mean ...``); a
+  stepped finished episode answers ``EpisodeOverError``. :class:`RemoteSession` raises the same
+  typed errors on the client side.
+
+Example (a server in this process; the CLI is the usual way)::
+
+    from agentgym_budget.integrations.openenv import RemoteSession, serve_in_thread
+    from agentgym_budget.integrations.session import SessionConfig
+
+    with serve_in_thread(SessionConfig("TextWorld-CoinCollector-v0", max_turns=10)) as url:
+        with RemoteSession(url) as env:
+            obs = env.reset(seed=3)
+            obs = env.step("Action: go north")
+            print(obs.turn, obs.done, obs.text)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+from agentgym_budget import errors
+from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError
+from agentgym_budget.integrations.dependencies import require
+from agentgym_budget.integrations.pool import SessionPool
+from agentgym_budget.integrations.session import EpisodeTurn, SessionConfig
+
+__all__ = [
+    "BudgetAction",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
+    "BudgetEnvClient",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
+    "BudgetEnvironment",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
+    "BudgetObservation",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
+    "BudgetState",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
+    "RemoteSession",
+    "create_app",
+    "serve",
+    "serve_in_thread",
+]
+
+_FEATURE = "The OpenEnv integration"
+_LAZY = ("BudgetAction", "BudgetObservation", "BudgetState", "BudgetEnvironment", "BudgetEnvClient")
+_WIRE_ERROR = re.compile(r"Server error: (?P<name>[A-Za-z]+Error): (?P<message>.*) \(code: [A-Z_]+\)$", re.DOTALL)
+
+
+def _core() -> Any:
+    return require("openenv.core", extra="openenv", feature=_FEATURE, package="openenv")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(_classes(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _WireError(RuntimeError):
+    """An agentgym-budget error on its way to the client: the message starts with the class name."""
+
+
+@contextlib.contextmanager
+def _typed_errors_on_wire() -> Iterator[None]:
+    try:
+        yield
+    except AgentGymBudgetError as err:
+        raise _WireError(f"{type(err).__name__}: {err}") from err
+
+
+def _observation_fields(turn: EpisodeTurn) -> dict[str, Any]:
+    hidden = not turn.budget_shown
+    return {
+        "text": turn.text,
+        "observation": turn.observation,
+        "goal": turn.goal,
+        "task_id": turn.task_id,
+        "turn": turn.turn,
+        "max_turns": None if hidden else turn.max_turns,
+        "turns_left": None if hidden else turn.turns_left,
+        "terminated": turn.terminated,
+        "truncated": turn.truncated,
+        "won": turn.won,
+        "lost": turn.lost,
+        "progress": turn.progress,
+        "admissible_actions": list(turn.admissible_actions),
+        "command": turn.command,
+        "matched": turn.matched,
+        "env_reward": turn.env_reward,
+        "info": dict(turn.info),
+        "done": turn.done,
+        "reward": turn.reward,
+    }
+
+
+@functools.cache
+def _classes() -> SimpleNamespace:
+    core = _core()
+    from openenv.core.client_types import StepResult
+    from pydantic import Field
+
+    class BudgetAction(core.Action):
+        """One turn: the model's reply (or a bare command), parsed into one command."""
+
+        command: str = Field(description="The model's reply or a command; parsed into exactly one command (one turn).")
+
+    class BudgetObservation(core.Observation):
+        """What one reset or step produced (see the module docstring)."""
+
+        text: str = Field(default="", description="What the model sees this turn.")
+        observation: str = Field(default="", description="The environment's observation.")
+        goal: str = ""
+        task_id: str = ""
+        turn: int = 0
+        max_turns: int | None = Field(default=None, description="The episode's budget (None when hidden).")
+        turns_left: int | None = Field(default=None, description="Turns remaining (None when hidden).")
+        terminated: bool = False
+        truncated: bool = False
+        won: bool = False
+        lost: bool = False
+        progress: float = 0.0
+        admissible_actions: list[str] = Field(default_factory=list)
+        command: str | None = Field(default=None, description="The command the last step sent.")
+        matched: bool | None = Field(default=None, description="Whether that command was admissible.")
+        env_reward: float = 0.0
+        info: dict[str, Any] = Field(default_factory=dict, description="Opt-in info keys served.")
+
+    class BudgetState(core.State):
+        """The session's episode, for harnesses."""
+
+        env: str = ""
+        task_id: str | None = None
+        seed: int | None = None
+        max_turns: int | None = None
+        turn: int = 0
+        total_reward: float = 0.0
+        done: bool = True
+        won: bool = False
+
+    class BudgetEnvironment(core.Environment):
+        """An OpenEnv environment over an :class:`EpisodeSession` taken from a pool."""
+
+        SUPPORTS_CONCURRENT_SESSIONS = True
+
+        def __init__(self, pool: SessionPool) -> None:
+            super().__init__()
+            self._pool = pool
+            self._session = pool.acquire()
+            self._episode_id: str | None = None
+            self._steps = 0
+
+        def reset(self, seed: int | None = None, episode_id: str | None = None, **fields: Any) -> BudgetObservation:
+            with _typed_errors_on_wire():
+                turn = self._session.reset(seed=seed, **fields)
+            self._episode_id, self._steps = episode_id, 0
+            return BudgetObservation(**_observation_fields(turn))
+
+        def step(self, action: BudgetAction, timeout_s: float | None = None, **kwargs: Any) -> BudgetObservation:
+            with _typed_errors_on_wire():
+                if kwargs:
+                    raise InvalidOptionError(f"Unknown step argument(s) {sorted(kwargs)}; send only the action.")
+                turn = self._session.step(action.command)
+            self._steps += 1
+            return BudgetObservation(**_observation_fields(turn))
+
+        @property
+        def state(self) -> BudgetState:
+            session = self._session
+            last = session.last
+            if last is None:
+                return BudgetState(env=session.config.ref.label)
+            record = session.record()
+            return BudgetState(
+                episode_id=self._episode_id,
+                step_count=self._steps,
+                env=record["env"],
+                task_id=last.task_id,
+                seed=record["seed"],
+                max_turns=last.max_turns if last.budget_shown else None,
+                turn=last.turn,
+                total_reward=session.total_reward,
+                done=last.done,
+                won=last.won,
+            )
+
+        def close(self) -> None:
+            session, self._session = self._session, None
+            if session is not None:
+                self._pool.release(session)
+
+    class BudgetEnvClient(core.EnvClient):
+        """OpenEnv client of a ``serve`` server: ``step`` takes a reply string or a :class:`BudgetAction`."""
+
+        def _step_payload(self, action: Any) -> dict[str, Any]:
+            if isinstance(action, str):
+                return {"command": action}
+            if isinstance(action, BudgetAction):
+                return {"command": action.command}
+            if isinstance(action, dict):
+                return action
+            raise errors.InvalidActionError.for_action(action)
+
+        def _parse_result(self, payload: dict[str, Any]) -> Any:
+            fields = dict(payload.get("observation") or {})
+            fields.pop("metadata", None)
+            fields["done"] = bool(payload.get("done", fields.get("done", False)))
+            fields["reward"] = payload.get("reward", fields.get("reward"))
+            observation = BudgetObservation(**fields)
+            return StepResult(observation=observation, reward=observation.reward, done=observation.done)
+
+        def _parse_state(self, payload: dict[str, Any]) -> BudgetState:
+            return BudgetState(**payload)
+
+    for cls in (BudgetAction, BudgetObservation, BudgetState, BudgetEnvironment, BudgetEnvClient):
+        cls.__module__ = __name__
+    return SimpleNamespace(
+        BudgetAction=BudgetAction,
+        BudgetObservation=BudgetObservation,
+        BudgetState=BudgetState,
+        BudgetEnvironment=BudgetEnvironment,
+        BudgetEnvClient=BudgetEnvClient,
+    )
+
+
+def create_app(config: SessionConfig, *, max_sessions: int = 8, warm: bool = True) -> Any:
+    """The FastAPI app of an OpenEnv server for ``config`` (no web UI).
+
+    Args:
+        config: What each session serves.
+        max_sessions: Concurrent WebSocket sessions at most (more are refused with ``CAPACITY_REACHED``).
+        warm: Build one session and play a reset before serving, so a bad config fails here and the
+            first clients do not pay for loading the engine.
+
+    Raises:
+        MissingDependencyError: ``openenv`` is not installed.
+    """
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+        raise InvalidOptionError(f"max_sessions must be a positive integer, got {max_sessions!r}.")
+    classes = _classes()
+    from openenv.core.env_server.http_server import create_fastapi_app
+
+    pool = SessionPool(config, max_idle=max_sessions)
+    if warm:
+        session = pool.acquire()
+        session.reset(seed=0)
+        pool.release(session)
+    factory = functools.partial(classes.BudgetEnvironment, pool)
+    return create_fastapi_app(
+        factory,
+        classes.BudgetAction,
+        classes.BudgetObservation,
+        max_concurrent_envs=max_sessions,
+        env_name="agentgym_budget",
+        state_cls=classes.BudgetState,
+    )
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        sock = socket.create_server((host, port), reuse_port=False)
+    except OSError as err:
+        raise InvalidOptionError(
+            f"Cannot listen on {host}:{port}: {err.strerror or err}. Pick another --port."
+        ) from err
+    sock.set_inheritable(True)
+    return sock
+
+
+def _server(config: SessionConfig, host: str, port: int, max_sessions: int, log_level: str) -> tuple[Any, Any]:
+    uvicorn = require("uvicorn", extra="openenv", feature=_FEATURE)
+    sock = _bind(host, port)
+    try:
+        app = create_app(config, max_sessions=max_sessions)
+    except BaseException:
+        sock.close()
+        raise
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, ws_max_size=16 * 1024 * 1024))
+    return server, sock
+
+
+def serve(
+    config: SessionConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_sessions: int = 8,
+    log_level: str = "warning",
+) -> None:
+    """Serve ``config`` until interrupted; prints ``listening on http://HOST:PORT`` once ready.
+
+    ``port=0`` picks a free port (the printed URL says which).
+    """
+    server, sock = _server(config, host, port, max_sessions, log_level)
+    bound_host, bound_port = sock.getsockname()[:2]
+    print(
+        f"agentgym-budget serve: {config.label}, up to {max_sessions} sessions, "
+        f"listening on http://{bound_host}:{bound_port}",
+        flush=True,
+    )
+    server.run(sockets=[sock])
+
+
+@contextlib.contextmanager
+def serve_in_thread(config: SessionConfig, *, host: str = "127.0.0.1", max_sessions: int = 8) -> Iterator[str]:
+    """Run a server on a free loopback port in a background thread; yields its ``http://`` URL."""
+    server, sock = _server(config, host, 0, max_sessions, "warning")
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("The OpenEnv server thread did not start.")
+        time.sleep(0.01)
+    bound_host, bound_port = sock.getsockname()[:2]
+    try:
+        yield f"http://{bound_host}:{bound_port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def _typed(err: Exception) -> Exception:
+    match = _WIRE_ERROR.match(str(err))
+    if match:
+        cls = getattr(errors, match["name"], None)
+        if isinstance(cls, type) and issubclass(cls, AgentGymBudgetError):
+            return cls(match["message"])
+    return err
+
+
+class RemoteSession:
+    """A synchronous client session of a ``serve`` server, with the API of an ``EpisodeSession``.
+
+    ``reset(**fields)`` and ``step(reply)`` return a ``BudgetObservation``; errors the server
+    reports for agentgym-budget reasons are raised as the same typed errors here.
+
+    Args:
+        base_url: The server's URL (``http://HOST:PORT`` or ``ws://HOST:PORT``).
+        **client_kwargs: Passed to OpenEnv's ``EnvClient`` (e.g. ``message_timeout_s``).
+    """
+
+    def __init__(self, base_url: str, **client_kwargs: Any) -> None:
+        classes = _classes()
+        self._client = classes.BudgetEnvClient(base_url=base_url, **client_kwargs).sync()
+        self._client.connect()
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return getattr(self._client, method)(*args, **kwargs)
+        except RuntimeError as err:
+            typed = _typed(err)
+            if typed is err:
+                raise
+            raise typed from None
+
+    def reset(self, **fields: Any) -> Any:
+        """Start an episode (episode fields: ``task``, ``seed``, ``max_turns``, ``show_budget``)."""
+        return self._call("reset", **fields).observation
+
+    def step(self, reply: str) -> Any:
+        """Play one turn with the model's reply (or a command)."""
+        return self._call("step", reply).observation
+
+    def state(self) -> Any:
+        """The server-side ``BudgetState`` of this session."""
+        return self._call("state")
+
+    def close(self) -> None:
+        """Close the connection (the server ends the session and recycles its env)."""
+        self._client.close()
+
+    def __enter__(self) -> RemoteSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

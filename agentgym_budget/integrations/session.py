@@ -1,0 +1,481 @@
+"""Episode sessions: the one place where the RL-library adapters map episodes onto the env stack.
+
+Every adapter (OpenEnv, TRL, SkyRL-gym, verifiers through OpenEnv) plays episodes through an
+:class:`EpisodeSession`: an env stack built from a :class:`SessionConfig`, the shared action parser
+(:func:`~agentgym_budget.integrations.actions.parse_action`) and the episode's budget. The mapping:
+
+* **Stack**: ``ProcessReward(BudgetMix(TurnBudget(gym.make(env_id, **env_kwargs))))``, the outer two
+  only when configured (``budgets=...`` and ``reward="process"``).
+* **Model output**: each reply is parsed into exactly one command and costs exactly one turn.
+* **Budget**: ``max_turns`` by default; with ``budgets`` a budget drawn per episode by
+  :class:`~agentgym_budget.wrappers.BudgetMix` (reproducible from the episode seed); an episode's
+  ``max_turns`` field overrides both.
+* **Shown budget**: with ``show_budget`` the observation ends with ``[Turns left: k of T]``
+  (an episode's ``show_budget`` field overrides the config).
+* **Ends**: ``terminated`` when the task is won or lost, ``truncated`` when the budget runs out
+  (never both); a step after the end raises :class:`~agentgym_budget.errors.EpisodeOverError`.
+* **Reward**: the family's reward (``reward="env"``) or the potential-based
+  :class:`~agentgym_budget.wrappers.ProcessReward` (``reward="process"``, parameters in
+  ``process_reward``); ``env_reward`` always carries the family's own.
+* **Task**: an episode's ``task`` (id or index in the split) and/or ``seed`` (which picks the task
+  when ``task`` is absent and seeds the budget draw): same fields, same episode.
+
+Episode fields (a dataset row, OpenEnv reset arguments, SkyRL ``extra_info``) are validated by
+:func:`episode_fields`; unknown fields raise :class:`~agentgym_budget.errors.InvalidOptionError`.
+
+Example:
+    >>> config = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=1", max_turns=3, show_budget=True)
+    >>> session = EpisodeSession(config)
+    >>> first = session.reset(seed=0)
+    >>> first.turn, first.max_turns, "[Turns left: 3 of 3]" in first.text
+    (0, 3, True)
+    >>> turn = session.step("I look around.\\nAction: look")
+    >>> turn.command, turn.turn, turn.turns_left, turn.done
+    ('look', 1, 2, False)
+    >>> turn = session.step("look"); turn = session.step("look")
+    >>> turn.truncated, turn.terminated, session.record()["turns"]
+    (True, False, 3)
+    >>> session.close()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError, InvalidOptionError, did_you_mean
+from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.integrations.actions import parse_action
+from agentgym_budget.wrappers import BudgetMix, ProcessReward, TurnBudget
+from agentgym_budget.wrappers.process_reward import TERMINAL_POTENTIALS
+from agentgym_budget.wrappers.turn_budget import validate_budget
+
+__all__ = [
+    "EPISODE_FIELDS",
+    "REWARDS",
+    "EpisodeSession",
+    "EpisodeTurn",
+    "SessionConfig",
+    "episode_fields",
+    "episode_outcome",
+]
+
+EPISODE_FIELDS = ("task", "seed", "max_turns", "show_budget")
+"""Per-episode fields: ``task`` (id or index), ``seed`` (int), ``max_turns`` (int), ``show_budget`` (bool)."""
+
+REWARDS = ("env", "process")
+"""Reward sources: the family's own reward, or :class:`~agentgym_budget.wrappers.ProcessReward` shaping."""
+
+_PROCESS_REWARD_KEYS = ("coefficient", "gamma", "invalid_penalty", "terminal_potential")
+
+
+def _choice(value: object, allowed: Iterable[str], what: str) -> str:
+    allowed = tuple(allowed)
+    if value not in allowed:
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise InvalidOptionError(f"Unknown {what} {value!r}.{hint} Expected one of: {', '.join(allowed)}.")
+    return str(value)
+
+
+def _boolean(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidOptionError(f"{what} must be true or false, got {value!r} ({type(value).__name__}).")
+    return value
+
+
+def episode_fields(fields: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> dict[str, Any]:
+    """Validate the per-episode fields of a dataset row or a reset call (see :data:`EPISODE_FIELDS`).
+
+    ``None`` values count as absent. Keys in ``ignore`` are dropped (e.g. a dataset's ``prompt``).
+
+    Raises:
+        InvalidOptionError: An unknown field, or a field of the wrong type.
+        InvalidBudgetError: ``max_turns`` is not a positive integer.
+
+    Example:
+        >>> episode_fields({"task": 3, "seed": 7, "prompt": "..."}, ignore={"prompt"})
+        {'task': 3, 'seed': 7}
+        >>> episode_fields({"max_turn": 5})
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: Unknown episode field 'max_turn'. Did you mean 'max_turns'? Episode fields are: task (id or index), seed (int), max_turns (int), show_budget (bool).
+    """
+    ignored = set(ignore)
+    result: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key in ignored:
+            continue
+        if key not in EPISODE_FIELDS:
+            raise InvalidOptionError(
+                f"Unknown episode field {key!r}.{did_you_mean(str(key), EPISODE_FIELDS)} Episode fields are: "
+                "task (id or index), seed (int), max_turns (int), show_budget (bool)."
+            )
+        if value is None:
+            continue
+        if key == "task" and (isinstance(value, bool) or not isinstance(value, (str, numbers.Integral))):
+            raise InvalidOptionError(f"Episode field 'task' must be a task id (str) or index (int), got {value!r}.")
+        if key == "seed" and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise InvalidOptionError(f"Episode field 'seed' must be an integer, got {value!r}.")
+        if key == "max_turns":
+            value = validate_budget(value, "in the episode field 'max_turns'")
+        if key == "show_budget":
+            value = _boolean(value, "Episode field 'show_budget'")
+        result[key] = int(value) if key in ("seed", "task") and not isinstance(value, str) else value
+    return result
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """What an adapter serves: an environment, its budget policy, its reward and what the model sees.
+
+    Args:
+        env_id: A registered id (namespace optional), e.g. ``"TextWorld-CoinCollector-v0"``.
+        env_kwargs: Constructor arguments, a mapping or ``"key=value,..."``.
+        split: Task split (``None``: the env's default).
+        max_turns: Budget of an episode that sets none and draws none.
+        budgets: Budget values drawn per episode by ``BudgetMix`` (``None``: no draw).
+        budget_weights: Relative probabilities of ``budgets`` (uniform by default).
+        show_budget: Tell the model its remaining turns in every observation.
+        show_actions: List the admissible actions in the text the model sees.
+        reward: ``"env"`` or ``"process"`` (see :data:`REWARDS`).
+        process_reward: ``ProcessReward`` parameters (``coefficient``, ``gamma``, ``invalid_penalty``,
+            ``terminal_potential``) when ``reward="process"``.
+        info_keys: Opt-in ``info`` keys to compute and report (e.g. ``("expert_action",)``).
+
+    Raises:
+        UnknownEnvIdError: ``env_id`` is not registered.
+        InvalidBudgetError: A budget or weight is invalid.
+        InvalidOptionError: Any other value is invalid.
+
+    Example:
+        >>> SessionConfig("TextWorld-Cooking-v0", env_kwargs="difficulty=1", budgets=(5, 10)).label
+        'TextWorld-Cooking-v0(difficulty=1) budgets=5,10 reward=env'
+    """
+
+    env_id: str
+    env_kwargs: Any = ()
+    split: str | None = None
+    max_turns: int = 30
+    budgets: tuple[int, ...] | None = None
+    budget_weights: tuple[float, ...] | None = None
+    show_budget: bool = False
+    show_actions: bool = True
+    reward: str = "env"
+    process_reward: Any = ()
+    info_keys: tuple[str, ...] = ()
+    ref: EnvRef = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        ref = EnvRef.parse(self.env_id, self.env_kwargs if self.env_kwargs else None, self.split)
+        set_ = object.__setattr__
+        set_(self, "ref", ref)
+        set_(self, "env_id", ref.env_id)
+        set_(self, "env_kwargs", ref.kwargs)
+        set_(self, "split", ref.split)
+        set_(self, "max_turns", validate_budget(self.max_turns, "for SessionConfig(max_turns=...)"))
+        if self.budgets is not None:
+            budgets = tuple(validate_budget(b, "in SessionConfig(budgets=...)") for b in self.budgets)
+            if not budgets:
+                raise InvalidBudgetError("SessionConfig: budgets is empty; give positive integers or None.")
+            set_(self, "budgets", budgets)
+        if self.budget_weights is not None:
+            weights = tuple(float(w) for w in self.budget_weights)
+            if self.budgets is None or len(weights) != len(self.budgets):
+                raise InvalidBudgetError("SessionConfig: budget_weights needs one weight per value of budgets.")
+            if any(not math.isfinite(w) or w < 0 for w in weights) or sum(weights) <= 0:
+                raise InvalidBudgetError(f"SessionConfig: budget_weights {weights} must be >= 0, not all zero.")
+            set_(self, "budget_weights", weights)
+        set_(self, "show_budget", _boolean(self.show_budget, "SessionConfig(show_budget=...)"))
+        set_(self, "show_actions", _boolean(self.show_actions, "SessionConfig(show_actions=...)"))
+        _choice(self.reward, REWARDS, "reward")
+        shaping = dict(self.process_reward or {})
+        for key in shaping:
+            _choice(key, _PROCESS_REWARD_KEYS, "process_reward parameter")
+        if shaping and self.reward != "process":
+            raise InvalidOptionError("SessionConfig: process_reward parameters need reward='process'.")
+        if "terminal_potential" in shaping:
+            _choice(shaping["terminal_potential"], TERMINAL_POTENTIALS, "terminal_potential")
+        set_(self, "process_reward", tuple(sorted(shaping.items())))
+        if isinstance(self.info_keys, str):
+            raise InvalidOptionError(
+                f"SessionConfig: info_keys must be a list of keys, got the string {self.info_keys!r}."
+            )
+        set_(self, "info_keys", tuple(sorted(set(self.info_keys))))
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> SessionConfig:
+        """Build a config from a mapping (a SkyRL ``env_config``, a JSON object), rejecting unknown keys.
+
+        Example:
+            >>> SessionConfig.from_mapping({"env_id": "WebShop-1k-v0", "max_turns": 12}).max_turns
+            12
+            >>> SessionConfig.from_mapping({"env_id": "WebShop-1k-v0", "max_turn": 12})
+            Traceback (most recent call last):
+            ...
+            agentgym_budget.errors.InvalidOptionError: Unknown session setting 'max_turn'. Did you mean 'max_turns'? Expected one of: env_id, env_kwargs, split, max_turns, budgets, budget_weights, show_budget, show_actions, reward, process_reward, info_keys.
+        """
+        known = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        for key in values:
+            _choice(key, known, "session setting")
+        if "env_id" not in values:
+            raise InvalidOptionError("A session config needs 'env_id', e.g. {'env_id': 'TextWorld-CoinCollector-v0'}.")
+        items = dict(values)
+        for key in ("budgets", "budget_weights", "info_keys"):
+            if items.get(key) is not None and not isinstance(items[key], str):
+                items[key] = tuple(items[key])
+        return cls(**items)
+
+    @property
+    def label(self) -> str:
+        """A short readable description."""
+        budget = f"budgets={','.join(map(str, self.budgets))}" if self.budgets else f"max_turns={self.max_turns}"
+        shown = " shown" if self.show_budget else ""
+        return f"{self.ref.label} {budget}{shown} reward={self.reward}"
+
+    def build(self) -> gym.Env:
+        """Build the env stack (see the module docstring)."""
+        env: gym.Env = TurnBudget(
+            self.ref.make_base(self.info_keys), max_turns=self.max_turns, show_budget=self.show_budget
+        )
+        if self.budgets is not None:
+            env = BudgetMix(env, budgets=self.budgets, weights=self.budget_weights)
+        if self.reward == "process":
+            env = ProcessReward(env, **dict(self.process_reward))
+        return env
+
+
+@dataclass(frozen=True)
+class EpisodeTurn:
+    """What one reset or step produced, as the adapters report it.
+
+    Attributes:
+        text: What the model sees: on reset the goal and the first observation, then each
+            observation; the admissible actions when ``show_actions``; an end line when the episode ended.
+        observation: The env's observation (with the budget notice when the budget is shown).
+        reward: This turn's reward (the shaped one with ``reward="process"``).
+        env_reward: The family's own reward for this turn.
+        terminated: The task was won or lost on this turn.
+        truncated: The budget ran out on this turn without a win or loss.
+        turn: Turns taken so far.
+        max_turns: This episode's budget.
+        turns_left: Turns remaining.
+        budget_shown: Whether the budget is shown to the model in this episode.
+        won: The task is won.
+        lost: The task is lost.
+        progress: The family's progress signal in [0, 1].
+        admissible_actions: Commands the engine accepts now.
+        task_id: The task being played.
+        goal: The task text.
+        command: The command this step sent (``None`` on reset).
+        matched: Whether that command was admissible (``None`` on reset).
+        info: The opt-in ``info`` keys that were requested.
+    """
+
+    text: str
+    observation: str
+    reward: float
+    env_reward: float
+    terminated: bool
+    truncated: bool
+    turn: int
+    max_turns: int
+    turns_left: int
+    budget_shown: bool
+    won: bool
+    lost: bool
+    progress: float
+    admissible_actions: tuple[str, ...]
+    task_id: str
+    goal: str
+    command: str | None = None
+    matched: bool | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        """The episode is over (terminated or truncated)."""
+        return self.terminated or self.truncated
+
+
+def episode_outcome(turn: EpisodeTurn) -> str:
+    """How an ended episode ended, e.g. ``"task completed in 3 turns"`` or ``"out of turns (5 of 5)"``."""
+    turns = f"{turn.turn} turn" + ("" if turn.turn == 1 else "s")
+    if turn.won:
+        return f"task completed in {turns}"
+    if turn.lost:
+        return f"task failed after {turns}"
+    return f"out of turns ({turn.turn} of {turn.max_turns})"
+
+
+def _end_line(turn: EpisodeTurn) -> str:
+    return f"[Episode over: {episode_outcome(turn)}.]"
+
+
+class EpisodeSession:
+    """One env stack playing one episode at a time (see the module docstring for the mapping).
+
+    A session is used by one thread at a time; make one per concurrent episode (or take them from a
+    :class:`~agentgym_budget.integrations.pool.SessionPool`).
+
+    Args:
+        config: What to serve.
+    """
+
+    def __init__(self, config: SessionConfig) -> None:
+        self.config = config
+        self.env = config.build()
+        self._budget_layer = self._find_turn_budget()
+        self._last: EpisodeTurn | None = None
+        self._seed: int | None = None
+        self._commands: list[str] = []
+        self._matched = 0
+        self._return = 0.0
+        self._env_return = 0.0
+
+    def _find_turn_budget(self) -> TurnBudget:
+        env = self.env
+        while not isinstance(env, TurnBudget):
+            env = env.env
+        return env
+
+    @property
+    def last(self) -> EpisodeTurn | None:
+        """The last reset or step of the current episode (``None`` before the first reset)."""
+        return self._last
+
+    @property
+    def done(self) -> bool:
+        """No episode is running (never started, or ended)."""
+        return self._last is None or self._last.done
+
+    @property
+    def total_reward(self) -> float:
+        """Sum of this episode's rewards so far (shaped with ``reward="process"``)."""
+        return self._return
+
+    def reset(self, **fields: Any) -> EpisodeTurn:
+        """Start an episode; ``fields`` are episode fields (see :func:`episode_fields`)."""
+        episode = episode_fields(fields)
+        options: dict[str, Any] = {}
+        if "task" in episode:
+            options["task"] = episode["task"]
+        if "max_turns" in episode:
+            options["max_turns"] = episode["max_turns"]
+        self._budget_layer.show_budget = episode.get("show_budget", self.config.show_budget)
+        self._seed = episode.get("seed")
+        observation, info = self.env.reset(seed=self._seed, options=options or None)
+        self._commands, self._matched, self._return, self._env_return = [], 0, 0.0, 0.0
+        self._last = self._turn(observation, 0.0, 0.0, False, False, info, first=True)
+        return self._last
+
+    def step(self, reply: str) -> EpisodeTurn:
+        """Play one turn: ``reply`` is parsed into one command (see :mod:`~agentgym_budget.integrations.actions`).
+
+        Raises:
+            EpisodeOverError: No episode is running (call :meth:`reset`).
+            InvalidActionError: ``reply`` is not a ``str``.
+        """
+        if self._last is None:
+            raise EpisodeOverError("No episode is running: reset the session (send a reset) before stepping.")
+        if self._last.done:
+            raise EpisodeOverError(
+                f"The episode on task {self._last.task_id!r} is over ({episode_outcome(self._last)}); "
+                "reset to start a new one."
+            )
+        parsed = parse_action(reply, self._last.admissible_actions)
+        observation, reward, terminated, truncated, info = self.env.step(parsed.command)
+        env_reward = float(info.get("env_reward", reward))
+        self._commands.append(parsed.command)
+        self._matched += int(parsed.matched)
+        self._return += float(reward)
+        self._env_return += env_reward
+        self._last = self._turn(
+            observation, float(reward), env_reward, bool(terminated), bool(truncated), info, parsed=parsed
+        )
+        return self._last
+
+    def _turn(
+        self,
+        observation: str,
+        reward: float,
+        env_reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: Mapping[str, Any],
+        *,
+        first: bool = False,
+        parsed: Any = None,
+    ) -> EpisodeTurn:
+        admissible = tuple(info.get("admissible_actions") or ())
+        turn = EpisodeTurn(
+            text="",
+            observation=observation,
+            reward=reward,
+            env_reward=env_reward,
+            terminated=terminated,
+            truncated=truncated,
+            turn=int(info["turn"]),
+            max_turns=int(info["max_turns"]),
+            turns_left=int(info["turns_left"]),
+            budget_shown=bool(self._budget_layer.show_budget),
+            won=bool(info.get("won")),
+            lost=bool(info.get("lost")),
+            progress=float(info.get("progress", 0.0)),
+            admissible_actions=admissible,
+            task_id=str(info.get("task_id")),
+            goal=str(info.get("goal") or ""),
+            command=None if parsed is None else parsed.command,
+            matched=None if parsed is None else parsed.matched,
+            info={key: info.get(key) for key in self.config.info_keys},
+        )
+        parts = []
+        if first and turn.goal and turn.goal not in observation:
+            parts.append(f"Goal: {turn.goal}")
+        parts.append(observation)
+        if turn.done:
+            parts.append(_end_line(turn))
+        elif self.config.show_actions and admissible:
+            parts.append("Admissible actions: " + " | ".join(admissible))
+        return dataclasses.replace(turn, text="\n\n".join(parts))
+
+    def forget(self) -> None:
+        """Drop the current episode: :meth:`step` then needs a :meth:`reset` (a pool does this on reuse)."""
+        self._last, self._seed, self._commands, self._matched = None, None, [], 0
+        self._return = self._env_return = 0.0
+
+    def record(self) -> dict[str, Any]:
+        """A JSON-ready summary of the current (or last) episode, for logs and metrics by budget.
+
+        Raises:
+            EpisodeOverError: No episode was started yet.
+        """
+        if self._last is None:
+            raise EpisodeOverError("No episode yet: reset the session first.")
+        last = self._last
+        return {
+            "env": self.config.ref.label,
+            "task_id": last.task_id,
+            "seed": self._seed,
+            "budget": last.max_turns,
+            "budget_shown": last.budget_shown,
+            "turns": last.turn,
+            "won": last.won,
+            "lost": last.lost,
+            "terminated": last.terminated,
+            "truncated": last.truncated,
+            "return": self._return,
+            "env_return": self._env_return,
+            "progress": last.progress,
+            "admissible_rate": self._matched / len(self._commands) if self._commands else None,
+            "commands": list(self._commands),
+        }
+
+    def close(self) -> None:
+        """Close the env stack."""
+        self.env.close()

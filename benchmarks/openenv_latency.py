@@ -1,0 +1,167 @@
+"""OpenEnv step latency vs in-process, and sessions per server process, side by side in one run.
+
+An ``agentgym-budget serve`` server runs in its own process (as users run it); the same
+``EpisodeSession`` configuration runs in this process. Both play the same episodes with the same
+replies (the expert's commands written as ``Action: <command>`` replies, parsed by the server), in
+alternating blocks so machine noise hits both alike. Target: median WebSocket step <= 2x the
+in-process step. Then ``k`` client sessions (threads, one connection each) play at once for ``k`` in
+``--sessions``: aggregate steps/s, median step latency and the server's memory.
+
+Usage::
+
+    python benchmarks/openenv_latency.py [--env TextWorld-CoinCollector-v0] [--env-args level=10]
+        [--episodes 30] [--sessions 1,2,4,8,16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from agentgym_budget.integrations.openenv import RemoteSession
+from agentgym_budget.integrations.session import EpisodeSession, SessionConfig
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def start_server(args: argparse.Namespace, max_sessions: int) -> tuple[subprocess.Popen, str]:
+    command = [sys.executable, "-m", "agentgym_budget.cli", "serve", args.env, "--port", "0", "--budget", "100"]
+    command += ["--max-sessions", str(max_sessions)]
+    if args.env_args:
+        command += ["--env-args", args.env_args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+    while True:
+        line = lines.get(timeout=300)
+        if "listening on " in line:
+            return process, line.rsplit("listening on ", 1)[1].strip()
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def expert_plans(config: SessionConfig, seeds: range) -> dict[int, list[str]]:
+    """The expert's plan of every seed's episode (computed once, outside the timing)."""
+    planner = EpisodeSession(SessionConfig(config.env_id, env_kwargs=config.env_kwargs, info_keys=("expert_plan",)))
+    try:
+        return {seed: list(planner.reset(seed=seed).info["expert_plan"]) for seed in seeds}
+    finally:
+        planner.close()
+
+
+def play(env: object, seed: int, plans: dict[int, list[str]]) -> list[float]:
+    """One expert episode (replies ``Action: <command>``); the time of every step."""
+    env.reset(seed=seed)
+    times = []
+    for command in plans[seed]:
+        start = time.perf_counter()
+        env.step(f"Action: {command}")
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--env", default="TextWorld-CoinCollector-v0")
+    parser.add_argument("--env-args", default="level=10")
+    parser.add_argument("--episodes", type=int, default=30)
+    parser.add_argument("--sessions", default="1,2,4,8,16")
+    args = parser.parse_args()
+    counts = [int(k) for k in args.sessions.split(",")]
+    config = SessionConfig(args.env, env_kwargs=args.env_args, max_turns=100)
+    seeds = range(8)  # every game generated before any timing
+    plans = expert_plans(config, seeds)
+    local = EpisodeSession(config)
+    process, url = start_server(args, max(counts))
+    try:
+        remote = RemoteSession(url)
+        for seed in seeds:  # warm both: engines loaded
+            play(local, seed, plans), play(remote, seed, plans)
+        local_times: list[float] = []
+        remote_times: list[float] = []
+        for episode in range(args.episodes):
+            first, second = (local_times, local), (remote_times, remote)
+            for times, env in (first, second) if episode % 2 == 0 else (second, first):
+                times += play(env, seeds[episode % len(seeds)], plans)
+        remote.close()
+        local_median, remote_median = statistics.median(local_times), statistics.median(remote_times)
+        print(f"{args.env}({args.env_args}): {len(local_times)} steps each, median step")
+        print(f"  in-process {local_median * 1e3:.2f} ms   OpenEnv WebSocket {remote_median * 1e3:.2f} ms")
+        print(f"  ratio {remote_median / local_median:.2f} (target <= 2)")
+
+        concurrency = []
+        for k in counts:
+            barrier = threading.Barrier(k)
+            per_session: list[list[float]] = [[] for _ in range(k)]
+            spans: list[tuple[float, float]] = []
+
+            def client(
+                index: int,
+                times: list[list[float]] = per_session,
+                start: threading.Barrier = barrier,
+                done: list[tuple[float, float]] = spans,
+            ) -> None:
+                with RemoteSession(url) as env:
+                    play(env, seeds[index % len(seeds)], plans)
+                    start.wait()
+                    began = time.perf_counter()
+                    for episode in range(4):
+                        times[index] += play(env, seeds[(index + episode) % len(seeds)], plans)
+                    done.append((began, time.perf_counter()))
+
+            threads = [threading.Thread(target=client, args=(i,)) for i in range(k)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            wall = max(end for _, end in spans) - min(begin for begin, _ in spans)
+            steps = [t for times in per_session for t in times]
+            row = {
+                "sessions": k,
+                "steps_per_s": len(steps) / wall,
+                "median_step_ms": statistics.median(steps) * 1e3,
+                "server_rss_mb": rss_mb(process.pid),
+            }
+            concurrency.append(row)
+            print(
+                f"  {k:2d} sessions: {row['steps_per_s']:7.1f} steps/s, median step {row['median_step_ms']:.2f} ms, "
+                f"server RSS {row['server_rss_mb']:.0f} MB"
+            )
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        local.close()
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / "openenv_latency.json"
+    out.write_text(
+        json.dumps(
+            {
+                "env": args.env,
+                "env_args": args.env_args,
+                "local_median_ms": local_median * 1e3,
+                "openenv_median_ms": remote_median * 1e3,
+                "ratio": remote_median / local_median,
+                "concurrency": concurrency,
+                "cpus": os.cpu_count(),
+            },
+            indent=2,
+        )
+    )
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
