@@ -243,7 +243,7 @@ async def _play(env: StateSnapshot, point: ForkPoint, continuation: Continuation
     agent = None
     if continuation.agent is not None:
         agent = parse_agent(continuation.agent).build()
-        missing = required_info_keys(agent) - set(env.unwrapped.info_keys)
+        missing = required_info_keys(agent) - set(getattr(env.unwrapped, "info_keys", ()))
         if missing:
             raise InvalidOptionError(
                 f"Agent {continuation.agent!r} needs the info keys {sorted(missing)}, which the env was not made "
