@@ -23,7 +23,7 @@ CPUS = 2
 
 def _needed_later(request: pytest.FixtureRequest) -> bool:
     items = request.session.items
-    last = max(i for i, item in enumerate(items) if item.module is request.module)
+    last = max(i for i, item in enumerate(items) if getattr(item, "module", None) is request.module)
     return any("ray_cluster" in getattr(item, "fixturenames", ()) for item in items[last + 1 :])
 
 
