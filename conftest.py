@@ -16,10 +16,16 @@ from collections import defaultdict
 
 import pytest
 
-QUICK_TEST_SECONDS = 2.0
+QUICK_TEST_SECONDS = 1.0
 """Longest a test not marked ``slow`` should take (setup + call + teardown, quiet machine, warm cache)."""
 
-SLOW_DOCTEST_MODULES: frozenset[str] = frozenset()
+SLOW_DOCTEST_MODULES: frozenset[str] = frozenset(
+    {
+        "agentgym_budget.eval.plots",
+        "agentgym_budget.eval.parent_watch",
+        "agentgym_budget.tasks.alfworld.shared_planner",
+    }
+)
 """Modules whose doctests are marked ``slow`` (they play many episodes or generate data)."""
 
 _durations: dict[str, float] = defaultdict(float)

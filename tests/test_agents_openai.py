@@ -106,6 +106,7 @@ def test_client_errors_are_not_retried() -> None:
     assert len(server.requests) == 1
 
 
+@pytest.mark.slow
 def test_exhausted_retries_and_malformed_replies_raise_agent_errors() -> None:
     with (
         ScriptedChatServer(faults=[("status", 503, "{}")] * 3) as server,
@@ -128,6 +129,7 @@ def test_no_authorization_header_without_a_key(monkeypatch: pytest.MonkeyPatch) 
     assert "Authorization" not in server.requests[0][0]
 
 
+@pytest.mark.slow
 def test_concurrency_limit_caps_requests_in_flight() -> None:
     with ScriptedChatServer(latency=0.2) as server:
         results = _complete(ChatClient(server.base_url, concurrency=2), n=6)
@@ -228,6 +230,7 @@ def test_a_failed_run_writes_and_prints_no_key(
         assert path.is_dir() or SECRET.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow
 def test_the_timeout_is_a_total_deadline_even_for_a_server_that_dribbles() -> None:
     # The reply (about 300 bytes) would take minutes at one byte per 0.5 s; httpx's own timeout
     # restarts with every byte, so only a total deadline stops it.

@@ -143,6 +143,7 @@ def test_shuffled_names_follow_the_seed_and_leave_global_random_alone():
         engine.close()
 
 
+@pytest.mark.slow
 def test_translation_equals_fast_downwards_and_leaves_sys_argv_and_stdout_alone(capsys):
     import fast_downward
 

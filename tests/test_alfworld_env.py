@@ -36,6 +36,7 @@ def test_registered_ids_and_splits():
     assert set(ALFWorldEnv(split="valid_seen").task_ids).isdisjoint(everything.task_ids)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task_type", TYPES)
 def test_following_the_planner_wins_with_reward_and_progress(task_type):
     game_paths()
@@ -159,6 +160,7 @@ def test_same_trajectory_in_another_process():
     assert runs[0] == runs[1]
 
 
+@pytest.mark.slow
 def test_missing_alfworld_names_the_extra():
     script = textwrap.dedent(
         """

@@ -60,6 +60,7 @@ def test_the_stored_form_is_plain_data_keyed_by_the_game_content(tmp_path):
     assert f"{marker}zorblaxly " in play(str(copy), 0)[0][0]
 
 
+@pytest.mark.slow
 def test_the_stored_form_gives_the_facts_and_grammar_textworld_computes():
     from textworld.envs.pddl import logic as pddl_logic
 

@@ -58,6 +58,7 @@ def cycle(index: int, task: str | None = None) -> None:
     env.close()
 
 
+@pytest.mark.slow
 def test_create_close_cycles_leak_nothing():
     for task_type in game_paths():  # warm the per-process caches (games, grammars, translations)
         cycle(0, f"{task_type}-0")

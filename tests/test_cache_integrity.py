@@ -193,6 +193,7 @@ def test_a_killed_build_leaves_scratch_that_the_next_build_of_the_entry_removes(
     assert (entry / "done.txt").read_text() == "done" and _scratch(root, 1) == []
 
 
+@pytest.mark.slow
 def test_orphans_of_other_entries_are_swept_but_live_builds_are_left_alone(tmp_path):
     root = tmp_path / "cache"
     killed, _ = _start_builder(root, 1, 300)
@@ -424,6 +425,7 @@ ALFWORLD_DAMAGES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", list(ALFWORLD_DAMAGES))
 def test_damaged_alfworld_data_raises_data_error_naming_the_file(tmp_path, damage):
     pytest.importorskip("alfworld")

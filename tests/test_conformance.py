@@ -42,6 +42,28 @@ def _class_name(env_id: str) -> str:
 # load (or generate): seconds per id. The ids' other checks stay in the quick loop (tests/README.md).
 SLOW_CHECK_ENV = frozenset(agentgym_budget.registered_ids("textworld")) - {"agentgym_budget/TextWorld-File-v0"}
 
+QUICK_LOOP_IDS = frozenset(
+    {
+        "agentgym_budget/TextWorld-CoinCollector-v0",
+        "agentgym_budget/ALFWorld-v0",
+        "agentgym_budget/WebShop-v0",
+    }
+)
+"""One id per family that keeps every conformance check in the quick loop (``-m "not slow"``)."""
+
+CHECKS_THAT_PLAY = (
+    "test_fuzz_actions",
+    "test_nasty_actions_are_normal_turns",
+    "test_replay_snapshot_equals_replay",
+    "test_same_seed_same_trajectory",
+    "test_snapshot_restore_equals_replay",
+    "test_serialised_snapshot_restores_into_a_new_stack",
+    "test_standard_info",
+    "test_optional_info_keys",
+    "test_check_env",
+)
+"""Checks that play many turns or tasks: for the other ids of a family they run in the full suite only."""
+
 
 def _slow_copy(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
@@ -51,10 +73,16 @@ def _slow_copy(method: Callable[..., Any]) -> Callable[..., Any]:
     return pytest.mark.slow(test)
 
 
+def _slow_checks(env_id: str) -> tuple[str, ...]:
+    if env_id not in QUICK_LOOP_IDS:
+        return CHECKS_THAT_PLAY
+    return ("test_check_env",) if env_id in SLOW_CHECK_ENV else ()
+
+
 for _env_id in agentgym_budget.registered_ids():
     _namespace: dict[str, Any] = {"env_id": _env_id}
-    if _env_id in SLOW_CHECK_ENV:
-        _namespace["test_check_env"] = _slow_copy(EnvConformance.test_check_env)
+    for _check in _slow_checks(_env_id):
+        _namespace[_check] = _slow_copy(getattr(EnvConformance, _check))
     globals()[_class_name(_env_id)] = type(_class_name(_env_id), (_RegisteredIdConformance,), _namespace)
 
 
@@ -82,5 +110,11 @@ def test_the_quick_loop_covers_every_family() -> None:
     }
     families = {agentgym_budget.env_info(env_id).family for env_id in agentgym_budget.registered_ids()}
     assert quick == families, f"families left without quick conformance checks: {sorted(families - quick)}"
+    played = {agentgym_budget.env_info(env_id).family for env_id in QUICK_LOOP_IDS}
+    assert played == families, f"families without an id playing every check quickly: {sorted(families - played)}"
+    for env_id in QUICK_LOOP_IDS:
+        cls = globals()[_class_name(env_id)]
+        slow = {check for check in CHECKS_THAT_PLAY if _marked_slow(getattr(cls, check))}
+        assert slow <= {"test_check_env"}, f"{env_id} plays {sorted(slow)} only in the full suite"
     assert _marked_slow(TestConformance_TextWorld_Cooking_v0.test_check_env)  # noqa: F821 (made above)
     assert not _marked_slow(EnvConformance.test_check_env)

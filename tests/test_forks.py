@@ -51,6 +51,7 @@ def _users(env: StateSnapshot, family: str) -> int:
     return engine._layers()[2]._jericho.users if family == "textworld" else engine._pddl._share.users
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["textworld", "alfworld"])
 def test_forks_share_the_engine_and_start_none(family, monkeypatch):
     env, continuation = _started(family)
@@ -75,6 +76,7 @@ def test_forks_share_the_engine_and_start_none(family, monkeypatch):
     assert _users(env, family) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["textworld", "alfworld"])
 def test_forks_outlive_a_reset_or_close_of_the_original(family):
     env, continuation = _started(family)
@@ -96,6 +98,7 @@ def test_forks_outlive_a_reset_or_close_of_the_original(family):
         fork.close()
 
 
+@pytest.mark.slow
 def test_alfworld_forks_with_shuffled_names_rename_without_touching_the_original():
     env, continuation = _started("alfworld", shuffle_names=True)
     snap = env.snapshot()

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Py
 COIN = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=5", budgets=(2, 6), info_keys=("expert_plan",))
 
 
+@pytest.mark.slow
 def test_only_act_is_a_tool_and_its_schema_renders():
     from transformers.utils import get_json_schema
 

@@ -29,6 +29,7 @@ def _run(envs, seeds):
     return trace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("context", ["fork", "forkserver", "spawn"])
 def test_async_shared_memory_matches_sync(context):
     wrappers = [lambda env: TurnBudget(env, max_turns=2)]
@@ -50,6 +51,7 @@ def test_async_shared_memory_matches_sync(context):
         shared.close()
 
 
+@pytest.mark.slow
 def test_charset_order_does_not_depend_on_the_hash_seed():
     script = "from agentgym_budget.text import observation_space; print(''.join(observation_space().character_list))"
     orders = set()

@@ -65,6 +65,7 @@ def _edit_grammar(old: str, new: str):
     return edit
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("payload", list(_payloads(Path("/x"))))
 def test_malicious_grammar_in_a_data_dir_runs_nothing(tmp_path, payload):
     marker = tmp_path / "pwned"
@@ -94,6 +95,7 @@ def _planted_cache(tmp_path: Path, monkeypatch, marker: Path, *, update_manifest
     return game
 
 
+@pytest.mark.slow
 def test_malicious_grammar_planted_in_the_cache_with_its_manifest_runs_nothing(tmp_path, monkeypatch):
     marker = tmp_path / "pwned"
     game = _planted_cache(tmp_path, monkeypatch, marker, update_manifest=True)
@@ -106,6 +108,7 @@ def test_malicious_grammar_planted_in_the_cache_with_its_manifest_runs_nothing(t
     assert str(game) in str(err.value) and not marker.exists()
 
 
+@pytest.mark.slow
 def test_malicious_grammar_planted_in_the_cache_without_its_manifest_is_rebuilt(tmp_path, monkeypatch):
     marker = tmp_path / "pwned"
     game = _planted_cache(tmp_path, monkeypatch, marker, update_manifest=False)
@@ -119,6 +122,7 @@ def test_malicious_grammar_planted_in_the_cache_without_its_manifest_is_rebuilt(
     assert game.read_text() == Path(game_paths()[TASK]).read_text() and not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_whole_episode_never_calls_eval(monkeypatch):
     """Reset, steps, planner and handcoded experts, facts, snapshots: no route reaches Python's eval."""
 
@@ -224,6 +228,7 @@ def _expressions(draw, depth: int = 0) -> str:
     return f"({text})" if draw(st.booleans()) else text
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_expressions())
 def test_random_expressions_agree_with_python(expression):

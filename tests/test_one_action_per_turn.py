@@ -16,6 +16,7 @@ from agentgym_budget.tasks.webshop.env import WebShopEnv
 SEPARATORS = (", ", ",", ". ", " then ", " and ", "; ", "\n")
 
 
+@pytest.mark.slow
 def test_alfworld_runs_no_chained_line():
     pytest.importorskip("alfworld")
     env = gym.make("agentgym_budget/ALFWorld-v0", num_games=1, info_keys={"expert_plan", "facts"})

@@ -35,6 +35,7 @@ def counts(draw: st.DrawFn) -> tuple[int, int, int]:
     return n, draw(st.integers(0, n)), draw(st.integers(1, n))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(counts())
 def test_estimator_equals_brute_force_enumeration(nck: tuple[int, int, int]) -> None:
@@ -42,6 +43,7 @@ def test_estimator_equals_brute_force_enumeration(nck: tuple[int, int, int]) -> 
     assert pass_at_k(n, c, k) == pytest.approx(float(brute_force(n, c, k)), abs=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(counts())
 def test_estimator_equals_closed_form_and_is_monotone(nck: tuple[int, int, int]) -> None:

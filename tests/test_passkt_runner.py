@@ -127,6 +127,7 @@ def test_plan_covers_the_grid_with_seeds_shared_across_budgets_and_agents() -> N
 
 
 # ------------------------------------------------------------------ modes, determinism, outputs
+@pytest.mark.slow
 def test_independent_and_prefix_modes_give_identical_episode_outcomes(tmp_path: Path) -> None:
     grid = {"ks": (1, 2), "budgets": (2, 3, 5, 9), "samples": 3, "tasks": 2, "workers": 1}
     independent = run_passkt(PassKTConfig(COIN, AGENTS, **grid), tmp_path / "ind", progress=False, plots=False)

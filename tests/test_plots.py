@@ -29,6 +29,7 @@ def _lines(axis) -> list:
     return [line for line in axis.get_lines() if not line.get_label().startswith("_")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("figure_of", [passk_vs_k_figure, success_vs_budget_figure])
 def test_two_agents_with_the_same_curves_stay_visible_and_the_legend_says_so(figure_of) -> None:
     grids = _grids(wins_b=1)

@@ -137,6 +137,7 @@ def test_the_agents_own_continuation_separates_them(tmp_path: Path) -> None:
     assert comparison.value.mean > 0.2 and comparison.value.significant
 
 
+@pytest.mark.slow
 def test_expert_and_random_on_two_families(tmp_path: Path) -> None:
     """Family-agnostic: TextWorld and WebShop in one run, reported by family, with the process signal."""
     config = ProbeConfig((COIN_CHAIN, WEBSHOP), ("expert", "random"), states=2, samples=2, workers=1, resamples=200)
@@ -150,6 +151,7 @@ def test_expert_and_random_on_two_families(tmp_path: Path) -> None:
     assert rows[0].startswith("agent,family,depth,states,step_accuracy") and any(",webshop,all," in r for r in rows)
 
 
+@pytest.mark.slow
 def test_rerun_resumes_extends_and_refuses_other_settings(tmp_path: Path) -> None:
     base = {"states": 2, "samples": 2, "workers": 1, "resamples": 100}
     first = run_probe(ProbeConfig((COIN_CHAIN,), NOISY, **base), tmp_path, progress=False, plots=False)
@@ -209,6 +211,7 @@ def test_states_from_logged_episodes_and_a_chat_agent(tmp_path: Path) -> None:
         ProbeConfig((COIN,), ("random", "random"))
 
 
+@pytest.mark.slow
 def test_cli_probe_writes_per_agent_accuracy_and_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "probe"
     args = ["probe", "--env", "TextWorld-CoinCollector-v0", "--env-args", "level=10", "--agent", "expert"]

@@ -18,7 +18,18 @@ def _public_modules() -> list[str]:
     return names
 
 
-@pytest.mark.parametrize("module_name", _public_modules())
+HEAVY_IMPORTS = ("agentgym_budget.integrations.",)
+"""Modules that import an RL library (torch, transformers, fastapi...) when loaded: slow to import."""
+
+
+def _module_params() -> list:
+    return [
+        pytest.param(name, marks=pytest.mark.slow) if name.startswith(HEAVY_IMPORTS) else name
+        for name in _public_modules()
+    ]
+
+
+@pytest.mark.parametrize("module_name", _module_params())
 def test_all_names_import(module_name):
     module = importlib.import_module(module_name)
     assert hasattr(module, "__all__"), f"{module_name} has no __all__"

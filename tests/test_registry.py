@@ -43,6 +43,7 @@ def test_unknown_id_suggests_the_closest():
     assert isinstance(err.value, gym.error.Error)
 
 
+@pytest.mark.slow
 def test_import_registers_without_loading_engines():
     code = "import sys, agentgym_budget; assert 'textworld' not in sys.modules, 'textworld imported'"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -89,6 +89,7 @@ def test_kill_9_of_a_cli_run_ends_its_workers_and_leaves_no_blocking_lock(tmp_pa
     assert len(keys) == len(set(keys)) >= logged
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_with_the_holder_named(tmp_path: Path) -> None:
     holder = subprocess.Popen(
         [

@@ -285,6 +285,7 @@ def clauses(draw, admissible):
     return command
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30,
     deadline=None,

@@ -74,6 +74,7 @@ def test_first_tasks_of_other_splits_are_won_by_their_expert(split):
     assert won
 
 
+@pytest.mark.slow
 def test_an_unwinnable_draw_is_redrawn_deterministically(monkeypatch, tmp_path):
     """Issue 9: TextWorld-Custom task 0 looped on "Which do you mean, the locker or the type 0 locker?"."""
     env = gym.make("agentgym_budget/TextWorld-Custom-v0", info_keys={"expert_action"})
@@ -102,6 +103,7 @@ def test_a_seed_no_draw_wins_is_a_generation_error(monkeypatch, tmp_path):
     assert not list((tmp_path / "textworld").glob("*/key.json"))
 
 
+@pytest.mark.slow
 def test_a_seed_textworld_cannot_generate_is_redrawn(monkeypatch, tmp_path):
     """TextWorld asks for another seed with QuestGenerationError (e.g. Treasure Hunter level 20, seed 3, after 80 s)."""
     from textworld.generator.chaining import QuestGenerationError
@@ -127,6 +129,7 @@ def test_the_expert_check_fails_a_game_its_expert_cannot_finish(coin_game_path):
     assert games.expert_turns(coin_game_path, max_turns=2) is None
 
 
+@pytest.mark.slow
 def test_the_inform_compiler_writes_into_the_cache_not_home(monkeypatch, tmp_path):
     """Issue 13: TextWorld generation wrote ``~/Inform`` into the user's home."""
     home, cache = tmp_path / "home", tmp_path / "cache"

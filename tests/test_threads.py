@@ -123,6 +123,7 @@ def test_seeded_global_random_gives_each_thread_its_own_stream():
         assert values == [expected.random() for _ in range(200)]
 
 
+@pytest.mark.slow
 def test_translating_a_pddl_problem_leaves_other_threads_output_alone():
     pytest.importorskip("alfworld")
     import contextlib
@@ -153,6 +154,7 @@ def test_translating_a_pddl_problem_leaves_other_threads_output_alone():
     assert output.getvalue().splitlines() == [f"main thread {i}" for i in range(lines)]
 
 
+@pytest.mark.slow
 def test_textworld_parsers_are_per_thread():
     """TextWorld's four TatSu parsers (logic, text grammar, PDDL document, ALFWorld grammar) from 8 threads."""
     from textworld.envs.pddl import logic as pddl_logic

@@ -33,6 +33,7 @@ def index(catalog, tmp_path_factory):
 
 
 # ---------------------------------------------------------------------- generator
+@pytest.mark.slow
 def test_generation_is_deterministic_and_seeded(catalog):
     again = generate_catalog(1_000, seed=0)
     assert again.products == catalog.products

@@ -223,6 +223,7 @@ def test_parse_action():
     assert parse_action("click buy now") is None and parse_action("search[x] please") is None
 
 
+@pytest.mark.slow
 def test_registration_is_light_and_missing_extras_are_explained():
     code = (
         "import sys, agentgym_budget\n"

@@ -32,6 +32,7 @@ def test_queries_that_stem_to_nothing_do_not_crash(env, query):
     assert all(0 <= i < len(env.catalog) for i in results)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.one_of(
