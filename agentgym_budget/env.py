@@ -25,7 +25,9 @@ Spaces
 
 ``info``
     Always :data:`~agentgym_budget.info_keys.STANDARD_INFO_KEYS` plus the opt-in keys
-    requested with ``info_keys=...`` at construction.
+    requested with ``info_keys=...`` at construction, except the standard keys a documented
+    mode of a family makes opt-in (:attr:`TextEnv.omitted_info_keys`: TextWorld's ``lean=True``
+    computes ``admissible_actions`` only when requested).
 
 ``get_state()`` / ``set_state(state)``
     An immutable :class:`~agentgym_budget.state.TextEnvState`; restoring it makes the
@@ -162,6 +164,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     splits: ClassVar[tuple[str, ...]] = ("train", "valid", "test")
     optional_info_keys: ClassVar[Mapping[str, str]] = EXPERT_INFO_KEYS
     blocked_feedback: ClassVar[str] = "That command is not available in this game."
+    omitted_info_keys: frozenset[str] = frozenset()
+    """Standard ``info`` keys this env leaves out (a family's lean mode; empty by default)."""
 
     def __init__(self, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None) -> None:
         if split not in self.splits:
@@ -443,6 +447,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
             "task_id": self._task_id,
             "goal": turn.goal,
         }
+        for key in self.omitted_info_keys:
+            del info[key]
         for key in self.info_keys:
             value = turn.extras.get(key)
             info[key] = list(value) if isinstance(value, (list, tuple)) else value
