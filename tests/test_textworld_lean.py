@@ -150,6 +150,24 @@ def test_lean_snapshots_do_not_restore_into_a_tracking_env() -> None:
         tracking.close()
 
 
+def test_agents_that_read_admissible_actions_get_them_from_a_lean_env() -> None:
+    from agentgym_budget.agents.base import required_info_keys
+    from agentgym_budget.agents.builtin import RandomAgent
+    from agentgym_budget.agents.openai_chat import OpenAIChatAgent
+    from agentgym_budget.eval.rollout import run_episode
+
+    assert "admissible_actions" in required_info_keys(OpenAIChatAgent("m", base_url="http://127.0.0.1:9/v1"))
+    assert not required_info_keys(OpenAIChatAgent("m", base_url="http://127.0.0.1:9/v1", show_actions=False))
+    ref = EnvRef.parse(COIN, "level=5,lean=True")
+    agent = RandomAgent()
+    env = ref.make(required_info_keys(agent))
+    try:
+        result = run_episode(env, agent, task_id=ref.task_ids()[0], budget=6, seed=1)
+        assert "" not in result.actions and len(set(result.actions)) > 1
+    finally:
+        env.close()
+
+
 def test_lean_argument_errors() -> None:
     with pytest.raises(InvalidOptionError, match="lean must be True or False, got 'yes'"):
         gym.make(COIN, lean="yes")
