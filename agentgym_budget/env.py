@@ -373,6 +373,18 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 f"{self.split!r} split ({len(self.task_ids)} tasks)."
             )
 
+    def prepare_task(self, task_id: str) -> None:
+        """Generate or load what ``task_id`` needs into the cache, so its first episode does not wait for it.
+
+        Idempotent and cheap once done (``agentgym-budget prepare`` calls it for a split's tasks). The
+        default resets the env on the task; families override it with something lighter.
+        """
+        self.reset(options={"task": task_id})
+
+    def task_prepared(self, task_id: str) -> bool | None:
+        """Whether ``task_id`` is prepared, by a quick look that builds nothing; ``None``: the family cannot tell."""
+        return None
+
     def clone(self, *, share_engine: bool = False) -> TextEnv:
         """Return a new env with the same constructor arguments and spec (not the same state).
 

@@ -27,6 +27,13 @@ Output directory (:func:`run_passkt`): ``run.json`` (settings; a rerun must keep
 and budget visibility, and may add agents, tasks, budgets or samples), ``episodes.jsonl`` (one record
 per finished episode, appended durably at once; a rerun skips logged episodes), ``summary.json``,
 ``summary.csv``, ``difference.csv`` (two or more agents) and the plots of :mod:`.plots`.
+
+Before the episodes start, the tasks still to play whose data is missing from the cache (TextWorld's
+generated games) are generated in ``workers`` processes under their own progress bar
+(:func:`~agentgym_budget.prepare.prepare_tasks`), so episodes do not stall on them and episode
+times do not include generation. Families that cannot tell cheaply whether a task is prepared
+(ALFWorld, WebShop) are left to ``agentgym-budget prepare``; on a Ray backend the workers prepare
+what they play.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.eval.run_lock import lock_directory
 from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text, pin_settings
 from agentgym_budget.eval.summary import Summary, summarize
+from agentgym_budget.prepare import prepare_tasks
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
 __all__ = [
@@ -466,6 +474,9 @@ def _run_locked(
     planned = plan_episodes(config, task_ids)
     with JsonlStore(out / EPISODES_FILE, key=episode_key, check=episode_problem) as store:
         todo = [plan for plan in planned if _record_key(config, plan) not in store.keys]
+        if backend is None and todo:
+            tasks = list(dict.fromkeys(plan.task_id for plan in todo))
+            prepare_tasks(config.env, tasks, workers=config.workers, progress=progress, known_only=True)
         jobs = group_tasks(config, todo)
         played = run_logged_jobs(
             play_job,

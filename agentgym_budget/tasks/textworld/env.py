@@ -251,10 +251,21 @@ class GeneratedGameEnv(TextWorldEnv):
     def _game_path(self, task_id: str) -> str:
         path = self._paths.get(task_id)
         if path is None:
-            seed = int(task_id.rsplit("-", 1)[1])
-            split = next(name for name, seeds in games.SPLIT_SEEDS.items() if seed in seeds)
-            path = self._paths[task_id] = str(games.generate_game(self.recipe, seed, split))
+            path = self._paths[task_id] = str(games.generate_game(self.recipe, *_seed_and_split(task_id)))
         return path
+
+    def prepare_task(self, task_id: str) -> None:
+        """Generate the task's game into the cache (no interpreter is started)."""
+        self._game_path(task_id)
+
+    def task_prepared(self, task_id: str) -> bool:
+        """Whether the task's game is in the cache, intact."""
+        return task_id in self._paths or games.cached_game(self.recipe, *_seed_and_split(task_id)) is not None
+
+
+def _seed_and_split(task_id: str) -> tuple[int, str]:
+    seed = int(task_id.rsplit("-", 1)[1])
+    return seed, next(name for name, seeds in games.SPLIT_SEEDS.items() if seed in seeds)
 
 
 class CookingEnv(GeneratedGameEnv):
