@@ -90,4 +90,4 @@ def test_the_command_prepares_and_reports(capsys: pytest.CaptureFixture[str]) ->
     assert main(args) == 0
     assert main([*args, "--no-progress"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert last.startswith("0 prepared (0 cache entries built), 1 already prepared"), last
+    assert last.startswith("0 tasks generated or loaded (0 new cache entries), 1 skipped"), last

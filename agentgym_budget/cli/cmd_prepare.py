@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{ref.label}, {ref.split} split: preparing {len(tasks)} tasks with {args.workers} worker(s)", flush=True)
     result = prepare_tasks(ref, tasks, workers=args.workers, progress=not args.no_progress)
     print(
-        f"{result.prepared} prepared ({result.built} cache entries built), {result.skipped} already prepared, "
-        f"{result.seconds:.1f} s. Cache: {cache_location()}"
+        f"{result.prepared} tasks generated or loaded ({result.built} new cache entries), {result.skipped} skipped "
+        f"(already in the cache), {result.seconds:.1f} s. Cache: {cache_location()}"
     )
     return 0
 
