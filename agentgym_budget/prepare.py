@@ -134,6 +134,7 @@ def prepare_tasks(
             (:meth:`~agentgym_budget.env.TextEnv.task_prepared` is ``False``); the others count as skipped.
 
     Raises:
+        InvalidOptionError: A task id not in the split (with a did-you-mean), or ``workers < 1``.
         GenerationError: A task's data could not be generated (in a worker: a ``WorkerError`` naming it).
     """
     from tqdm import tqdm
@@ -141,12 +142,14 @@ def prepare_tasks(
     began = time.perf_counter()
     if workers < 1:
         raise InvalidOptionError(f"workers must be >= 1, got {workers}.")
-    env = _env(ref)
+    tasks = select_tasks(ref, tuple(tasks))
+    env, todo = _env(ref), []
     try:
         states = [(task, env.task_prepared(task)) for task in tasks]
         todo = [task for task, prepared in states if prepared is False or (prepared is None and not known_only)]
     finally:
-        _close_envs()
+        if workers > 1 or not todo:  # else the jobs run here, on this env, and close it when done
+            _close_envs()
     built = [0]
     bar = tqdm(
         total=len(tasks),
