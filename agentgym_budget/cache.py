@@ -59,7 +59,16 @@ from filelock import FileLock, Timeout
 
 from agentgym_budget.errors import GenerationError
 
-__all__ = ["CACHE_ENV_VAR", "CacheRepairWarning", "cache_key", "cache_root", "cached_directory", "check_entry"]
+__all__ = [
+    "CACHE_ENV_VAR",
+    "CacheRepairWarning",
+    "build_count",
+    "cache_key",
+    "cache_root",
+    "cached_directory",
+    "check_entry",
+    "find_entry",
+]
 
 CACHE_ENV_VAR = "AGENTGYM_BUDGET_CACHE"
 """Environment variable that overrides the cache location."""
@@ -75,6 +84,8 @@ _VERIFIED: dict[Path, _Signature] = {}
 """Entries verified by this process, with the ``stat`` of their files at that time."""
 _SWEPT: set[Path] = set()
 _SWEEP_LOCK = threading.Lock()
+_BUILDS = threading.local()
+"""Entries built by each thread (see :func:`build_count`)."""
 
 
 class CacheRepairWarning(UserWarning):
@@ -205,6 +216,29 @@ def _sweep(folder: Path) -> None:
 
 
 # ---------------------------------------------------------------------- entries
+def find_entry(namespace: str, params: Mapping[str, Any], *, root: Path | None = None) -> Path | None:
+    """The intact cache entry for ``params`` if there is one (verified as :func:`check_entry` does), else ``None``.
+
+    Nothing is built or locked: a cheap "is it cached?" for callers that prepare entries ahead of use.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> find_entry("demo", {"size": 3}, root=root) is None
+        True
+        >>> entry = cached_directory("demo", {"size": 3}, lambda path: None, root=root)
+        >>> find_entry("demo", {"size": 3}, root=root) == entry
+        True
+    """
+    target = (root or cache_root()) / namespace / cache_key(params)
+    return target if check_entry(target) is None else None
+
+
+def build_count() -> int:
+    """How many entries :func:`cached_directory` built in the calling thread so far (not found: built)."""
+    return getattr(_BUILDS, "count", 0)
+
+
 def cached_directory(
     namespace: str,
     params: Mapping[str, Any],
@@ -256,6 +290,7 @@ def cached_directory(
             shutil.rmtree(scratch, ignore_errors=True)
             raise
         problem = check_entry(target)
+        _BUILDS.count = build_count() + 1
     if problem is not None:
         raise GenerationError(f"agentgym-budget cache entry {target} was just built, but {problem}.")
     return target

@@ -25,7 +25,9 @@ Spaces
 
 ``info``
     Always :data:`~agentgym_budget.info_keys.STANDARD_INFO_KEYS` plus the opt-in keys
-    requested with ``info_keys=...`` at construction.
+    requested with ``info_keys=...`` at construction, except the standard keys a documented
+    mode of a family makes opt-in (:attr:`TextEnv.omitted_info_keys`: TextWorld's ``lean=True``
+    computes ``admissible_actions`` only when requested).
 
 ``get_state()`` / ``set_state(state)``
     An immutable :class:`~agentgym_budget.state.TextEnvState`; restoring it makes the
@@ -162,6 +164,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     splits: ClassVar[tuple[str, ...]] = ("train", "valid", "test")
     optional_info_keys: ClassVar[Mapping[str, str]] = EXPERT_INFO_KEYS
     blocked_feedback: ClassVar[str] = "That command is not available in this game."
+    omitted_info_keys: frozenset[str] = frozenset()
+    """Standard ``info`` keys this env leaves out (a family's lean mode; empty by default)."""
 
     def __init__(self, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None) -> None:
         if split not in self.splits:
@@ -369,6 +373,18 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 f"{self.split!r} split ({len(self.task_ids)} tasks)."
             )
 
+    def prepare_task(self, task_id: str) -> None:
+        """Generate or load what ``task_id`` needs into the cache, so its first episode does not wait for it.
+
+        Idempotent and cheap once done (``agentgym-budget prepare`` calls it for a split's tasks). The
+        default resets the env on the task; families override it with something lighter.
+        """
+        self.reset(options={"task": task_id})
+
+    def task_prepared(self, task_id: str) -> bool | None:
+        """Whether ``task_id`` is prepared, by a quick look that builds nothing; ``None``: the family cannot tell."""
+        return None
+
     def clone(self, *, share_engine: bool = False) -> TextEnv:
         """Return a new env with the same constructor arguments and spec (not the same state).
 
@@ -443,6 +459,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
             "task_id": self._task_id,
             "goal": turn.goal,
         }
+        for key in self.omitted_info_keys:
+            del info[key]
         for key in self.info_keys:
             value = turn.extras.get(key)
             info[key] = list(value) if isinstance(value, (list, tuple)) else value

@@ -9,12 +9,15 @@ Subclass :class:`EnvConformance` in a pytest module, set ``env_id`` (and
         env_id = "agentgym_budget/TextWorld-Cooking-v0"
         env_kwargs = {"difficulty": 1}
 
-Checks: Gymnasium's ``check_env``; the standard ``info`` keys and types; same seed ->
+Checks: Gymnasium's ``check_env``; the standard ``info`` keys and types (less the standard keys the
+env leaves out, its ``omitted_info_keys``, which must then be absent); same seed ->
 same task and trajectory; snapshot/restore equals a fresh replay (native and replay
 modes); a snapshot's serialised form (and its pickle) restores into a new stack; ``TurnBudget``
 truncation; fork independence; typed errors for non-string
 actions, steps after the end and unknown info keys; and hypothesis fuzzing of actions
 (random unicode, control characters, backslashes, meta-commands, very long strings).
+Actions are drawn from ``info["admissible_actions"]``; an env that omits that key (TextWorld's lean
+mode) plays from :attr:`EnvConformance.fallback_actions` instead.
 Needs ``pytest`` and ``hypothesis`` (the ``test`` extra).
 """
 
@@ -32,7 +35,7 @@ from agentgym_budget.errors import EpisodeOverError, InvalidActionError, Invalid
 from agentgym_budget.info_keys import STANDARD_INFO_KEYS
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 
-__all__ = ["NASTY_ACTIONS", "EnvConformance", "play_open_prefix", "play_random", "transition_key"]
+__all__ = ["FALLBACK_ACTIONS", "NASTY_ACTIONS", "EnvConformance", "play_open_prefix", "play_random", "transition_key"]
 
 NASTY_ACTIONS: tuple[str, ...] = (
     "",
@@ -68,16 +71,35 @@ NASTY_ACTIONS: tuple[str, ...] = (
 """Actions that break naive text environments; every env must treat each as one normal turn."""
 
 
+FALLBACK_ACTIONS: tuple[str, ...] = (
+    "look",
+    "inventory",
+    "go north",
+    "go south",
+    "go east",
+    "go west",
+    "open door",
+    "take coin",
+)
+"""Actions played when an env's ``info`` has no ``admissible_actions`` (moves, looks, a door, a coin)."""
+
+
 def transition_key(result: tuple[Any, ...]) -> tuple[Any, ...]:
     """A comparable form of a ``reset`` or ``step`` result (observation, reward, flags, info)."""
     return tuple(sorted(item.items()) if isinstance(item, dict) else item for item in result)
 
 
-def play_random(env: gym.Env, steps: int, rng: random.Random, first_info: dict[str, Any]) -> list[tuple[str, tuple]]:
-    """Play up to ``steps`` random admissible actions; return ``(action, transition_key)`` pairs."""
+def play_random(
+    env: gym.Env,
+    steps: int,
+    rng: random.Random,
+    first_info: dict[str, Any],
+    fallback: tuple[str, ...] = FALLBACK_ACTIONS,
+) -> list[tuple[str, tuple]]:
+    """Play up to ``steps`` random admissible actions (else ``fallback`` ones); return ``(action, transition_key)`` pairs."""
     info, played = first_info, []
     for _ in range(steps):
-        action = rng.choice(info.get("admissible_actions") or ["look"])
+        action = rng.choice(info.get("admissible_actions") or fallback)
         result = env.step(action)
         played.append((action, transition_key(result)))
         info = result[-1]
@@ -87,7 +109,7 @@ def play_random(env: gym.Env, steps: int, rng: random.Random, first_info: dict[s
 
 
 def play_open_prefix(
-    env: gym.Env, seed: int, steps: int, rng: random.Random
+    env: gym.Env, seed: int, steps: int, rng: random.Random, fallback: tuple[str, ...] = FALLBACK_ACTIONS
 ) -> tuple[list[tuple[str, tuple]], dict[str, Any]]:
     """Reset ``env`` with ``seed`` and play random actions, leaving the episode running.
 
@@ -96,7 +118,7 @@ def play_open_prefix(
         If the random play ended the episode, the env is reset and replayed without the last step.
     """
     _, info = env.reset(seed=seed)
-    played = play_random(env, steps, rng, info)
+    played = play_random(env, steps, rng, info, fallback)
     if played and (played[-1][1][2] or played[-1][1][3]):
         played.pop()
         _, info = env.reset(seed=seed)
@@ -121,6 +143,12 @@ class EnvConformance:
     seed: ClassVar[int] = 7
     steps: ClassVar[int] = 8
     fuzz_examples: ClassVar[int] = 60
+    fallback_actions: ClassVar[tuple[str, ...]] = FALLBACK_ACTIONS
+
+    def first_action(self, info: dict[str, Any]) -> str:
+        """An action to play from ``info``: its first admissible action, else the first fallback action."""
+        admissible = info.get("admissible_actions")
+        return admissible[0] if admissible else self.fallback_actions[0]
 
     def make_env(self, **kwargs: Any) -> gym.Env:
         """Make the env under test (override for envs that need more than ``gym.make``)."""
@@ -145,18 +173,22 @@ class EnvConformance:
         env = self.make_env()
         try:
             obs, info = env.reset(seed=self.seed)
-            assert isinstance(obs, str) and env.observation_space.contains(obs)
-            assert set(STANDARD_INFO_KEYS) <= set(info), f"missing info keys: {set(STANDARD_INFO_KEYS) - set(info)}"
-            assert isinstance(info["admissible_actions"], list) and info["admissible_actions"]
-            assert all(isinstance(a, str) for a in info["admissible_actions"])
+            omitted = frozenset(getattr(env.unwrapped, "omitted_info_keys", frozenset()))
+            assert omitted <= {"admissible_actions"}, f"only admissible_actions may be omitted, not {omitted}"
+            expected = set(STANDARD_INFO_KEYS) - omitted
+            assert expected <= set(info), f"missing info keys: {expected - set(info)}"
+            assert not omitted & set(info), f"omitted info keys present: {omitted & set(info)}"
+            if "admissible_actions" not in omitted:
+                assert isinstance(info["admissible_actions"], list) and info["admissible_actions"]
+                assert all(isinstance(a, str) for a in info["admissible_actions"])
             assert isinstance(info["won"], bool) and isinstance(info["lost"], bool)
             assert 0.0 <= info["progress"] <= 1.0
             assert info["task_id"] in env.unwrapped.task_ids
             assert isinstance(info["goal"], str)
-            obs, reward, terminated, truncated, info = env.step(info["admissible_actions"][0])
+            obs, reward, terminated, truncated, info = env.step(self.first_action(info))
             assert env.observation_space.contains(obs)
             assert isinstance(reward, float) and isinstance(terminated, bool) and truncated is False
-            assert set(STANDARD_INFO_KEYS) <= set(info)
+            assert expected <= set(info) and not omitted & set(info)
         finally:
             env.close()
 
@@ -165,7 +197,7 @@ class EnvConformance:
         env = self.make_env(info_keys=keys)
         try:
             _, info = env.reset(seed=self.seed)
-            after = env.step(info["admissible_actions"][0])[-1]
+            after = env.step(self.first_action(info))[-1]
             for current in (info, after):
                 assert keys <= set(current), f"requested info keys missing: {keys - set(current)}"
                 json.dumps(current)
@@ -178,7 +210,13 @@ class EnvConformance:
             runs = []
             for env in (first, second, first):
                 obs, info = env.reset(seed=self.seed)
-                runs.append((obs, sorted(info.items()), play_random(env, self.steps, random.Random(1), info)))
+                runs.append(
+                    (
+                        obs,
+                        sorted(info.items()),
+                        play_random(env, self.steps, random.Random(1), info, self.fallback_actions),
+                    )
+                )
                 env.reset(seed=self.seed + 1)
             assert runs[0] == runs[1], "two envs reset with the same seed played differently"
             assert runs[0] == runs[2], "the same seed played differently after another episode"
@@ -199,9 +237,9 @@ class EnvConformance:
         env = StateSnapshot(TurnBudget(self.make_env(), max_turns=100), mode=mode)
         fresh = TurnBudget(self.make_env(), max_turns=100)
         try:
-            prefix, info = play_open_prefix(env, self.seed, self.steps, random.Random(3))
+            prefix, info = play_open_prefix(env, self.seed, self.steps, random.Random(3), self.fallback_actions)
             snap = env.snapshot()
-            suffix = play_random(env, self.steps, random.Random(4), info)
+            suffix = play_random(env, self.steps, random.Random(4), info, self.fallback_actions)
             assert suffix, "no continuation was played"
             for _ in range(2):
                 env.restore(snap)
@@ -227,10 +265,10 @@ class EnvConformance:
         env = StateSnapshot(TurnBudget(self.make_env(), max_turns=100))
         other = StateSnapshot(TurnBudget(self.make_env(), max_turns=100))
         try:
-            _, info = play_open_prefix(env, self.seed, self.steps, random.Random(6))
+            _, info = play_open_prefix(env, self.seed, self.steps, random.Random(6), self.fallback_actions)
             snap = env.snapshot()
             data = snap.to_bytes()
-            suffix = play_random(env, self.steps, random.Random(7), info)
+            suffix = play_random(env, self.steps, random.Random(7), info, self.fallback_actions)
             assert suffix, "no continuation was played"
             again = EnvState.from_bytes(data)
             assert again == snap and hash(again) == hash(snap), "the serialised snapshot is not equal to the snapshot"
@@ -247,8 +285,8 @@ class EnvConformance:
         env = StateSnapshot(TurnBudget(self.make_env(), max_turns=50))
         forks: list[gym.Env] = []
         try:
-            _, info = play_open_prefix(env, self.seed, 3, random.Random(5))
-            action = info["admissible_actions"][0]
+            _, info = play_open_prefix(env, self.seed, 3, random.Random(5), self.fallback_actions)
+            action = self.first_action(info)
             turn = env.get_wrapper_attr("turn")
             forks = env.fork(3)
             stepped = transition_key(forks[0].step(action))
@@ -310,7 +348,7 @@ class EnvConformance:
         try:
             _, info = env.reset(seed=self.seed)
             snap = env.snapshot()
-            baseline = transition_key(env.step(info["admissible_actions"][0]))
+            baseline = transition_key(env.step(self.first_action(info)))
             for action in NASTY_ACTIONS:
                 env.restore(snap)
                 result = transition_key(env.step(action))
@@ -318,7 +356,7 @@ class EnvConformance:
                 env.restore(snap)
                 assert transition_key(env.step(action)) == result, f"{action[:20]!r} is not deterministic"
                 env.restore(snap)
-                assert transition_key(env.step(info["admissible_actions"][0])) == baseline
+                assert transition_key(env.step(self.first_action(info))) == baseline
         finally:
             env.close()
 
@@ -330,7 +368,7 @@ class EnvConformance:
         try:
             _, info = env.reset(seed=self.seed)
             snap = env.snapshot()
-            probe = info["admissible_actions"][0]
+            probe = self.first_action(info)
             baseline = transition_key(env.step(probe))
             actions = st.one_of(
                 st.text(max_size=300),

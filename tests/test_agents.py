@@ -91,10 +91,10 @@ def test_random_agent_is_uniform_and_seeded() -> None:
 
 
 def test_expert_and_info_keys() -> None:
-    assert required_info_keys(ExpertAgent()) == {"expert_action"}
-    assert required_info_keys(NoisyExpertRecover()) == {"expert_action"}
-    assert required_info_keys(NoisyExpertNoRecover()) == {"expert_plan"}
-    assert required_info_keys(RandomAgent()) == frozenset()
+    assert required_info_keys(ExpertAgent()) == {"expert_action", "admissible_actions"}
+    assert required_info_keys(NoisyExpertRecover()) == {"expert_action", "admissible_actions"}
+    assert required_info_keys(NoisyExpertNoRecover()) == {"expert_plan", "admissible_actions"}
+    assert required_info_keys(RandomAgent()) == {"admissible_actions"}
     agent = ExpertAgent()
     agent.reset("", "", {}, seed=0)
     assert agent.act("", _info("go east", ["go east", "look"])) == "go east"

@@ -74,12 +74,17 @@ def _admissible(info: Mapping[str, Any]) -> list[str]:
 class RandomAgent(SeededAgent):
     """Uniformly random admissible actions (the empty command if there are none).
 
+    Every built-in agent lists ``admissible_actions`` in its ``info_keys``: a standard key, except in
+    lean envs (TextWorld's ``lean=True``), which then compute it for them.
+
     Example:
         >>> agent = RandomAgent()
         >>> agent.reset("", "", {}, seed=3)
         >>> agent.act("", {"admissible_actions": ["a", "b", "c"]}) in {"a", "b", "c"}
         True
     """
+
+    info_keys = frozenset({"admissible_actions"})
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         choice = self.choose(_admissible(info))
@@ -96,7 +101,7 @@ class ExpertAgent(SeededAgent):
         'take coin'
     """
 
-    info_keys = frozenset({"expert_action"})
+    info_keys = frozenset({"expert_action", "admissible_actions"})
 
     def act(self, observation: str, info: Mapping[str, Any]) -> str:
         expert = info.get("expert_action")
@@ -116,7 +121,7 @@ class NoisyExpertRecover(SeededAgent):
         InvalidOptionError: ``eps`` is not in [0, 1].
     """
 
-    info_keys = frozenset({"expert_action"})
+    info_keys = frozenset({"expert_action", "admissible_actions"})
 
     def __init__(self, eps: float = 0.3) -> None:
         super().__init__()
@@ -159,7 +164,7 @@ class NoisyExpertNoRecover(SeededAgent):
         InvalidOptionError: ``eps`` is not in [0, 1].
     """
 
-    info_keys = frozenset({"expert_plan"})
+    info_keys = frozenset({"expert_plan", "admissible_actions"})
 
     def __init__(self, eps: float = 0.3) -> None:
         super().__init__()

@@ -12,7 +12,10 @@
   retries with exponential backoff (``backoff * 2**attempt`` seconds, capped at 30 s, or the
   server's ``Retry-After``) on timeouts, connection errors and the statuses 408, 409, 429, 500,
   502, 503, 504; other errors fail at once with :class:`~agentgym_budget.errors.AgentError`;
-* a concurrency limit: at most ``concurrency`` requests in flight from this client;
+* a concurrency limit: at most ``concurrency`` requests in flight from this client, over keep-alive
+  connections held in pools of at most :data:`POOL_CONNECTIONS` each (a request goes to the pool with
+  the fewest requests in flight: httpx's pool spends time quadratic in its size per request, which
+  made one pool of 64 connections the bottleneck of a worker);
 * token counts from the response's ``usage`` (absent or ``null``: not reported, 0); a ``usage``
   field that is not a non-negative integer (``"many"``, a list, ``1e400``, ``-3``, ``null``) is a
   malformed answer: :class:`~agentgym_budget.errors.AgentError`.
@@ -32,10 +35,12 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import os
 import random
 import re
+import ssl
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,6 +51,7 @@ import httpx
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
 __all__ = [
+    "POOL_CONNECTIONS",
     "RETRY_STATUSES",
     "ChatClient",
     "ChatResult",
@@ -57,6 +63,9 @@ __all__ = [
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 """HTTP statuses that are retried (with backoff); any other error status fails at once."""
+
+POOL_CONNECTIONS = 8
+"""Connections per ``httpx`` pool of a :class:`ChatClient` (it opens ``ceil(concurrency / 8)`` pools)."""
 
 _MAX_DELAY = 30.0
 _BEARER = re.compile(r"(bearer)(\s*[:=]?\s*)[^\s\"',;}\]]+", re.IGNORECASE)
@@ -116,6 +125,12 @@ class ChatResult:
     finish_reason: str | None = None
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default verification context, built once per process (building one takes ~70 ms)."""
+    return httpx.create_ssl_context()
+
+
 class ChatClient:
     """Async client of one OpenAI-compatible server (see the module docstring).
 
@@ -158,7 +173,8 @@ class ChatClient:
         self.backoff = float(backoff)
         self.concurrency = int(concurrency)
         self._transport = transport
-        self._http: httpx.AsyncClient | None = None
+        self._pools: list[httpx.AsyncClient] = []
+        self._busy: list[int] = []
         self._slots: asyncio.Semaphore | None = None
         self._jitter = random.Random()
 
@@ -177,12 +193,42 @@ class ChatClient:
         key = os.environ.get(self.api_key_env, "")
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _ensure_open(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
-        if self._http is None or self._slots is None:
-            limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-            self._http = httpx.AsyncClient(timeout=self.timeout, limits=limits, transport=self._transport)
+    def _ensure_open(self) -> asyncio.Semaphore:
+        if not self._pools or self._slots is None:
+            sizes = [POOL_CONNECTIONS] * (self.concurrency // POOL_CONNECTIONS)
+            sizes += [self.concurrency % POOL_CONNECTIONS] if self.concurrency % POOL_CONNECTIONS else []
+            self._pools = [
+                httpx.AsyncClient(
+                    timeout=self.timeout,
+                    limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                    transport=self._transport,
+                    verify=_ssl_context(),
+                )
+                for size in sizes
+            ]
+            self._busy = [0] * len(sizes)
             self._slots = asyncio.Semaphore(self.concurrency)
-        return self._http, self._slots
+        return self._slots
+
+    async def _post(self, payload: Mapping[str, Any], headers: Mapping[str, str]) -> httpx.Response:
+        index = min(range(len(self._pools)), key=self._busy.__getitem__)
+        pool = self._pools[index]
+        self._busy[index] += 1
+        try:
+            request = pool.build_request("POST", self.url, json=dict(payload), headers=dict(headers))
+            transport_for = getattr(pool, "_transport_for_url", None)
+            if transport_for is None:
+                return await pool.send(request)
+            # The pool's own transport (or its proxy's), without the client's per-request cookie and
+            # redirect handling: a third of httpx's CPU per request, which a busy worker spends on envs.
+            response = await transport_for(request.url).handle_async_request(request)
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            return response
+        finally:
+            self._busy[index] -= 1
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         if response is not None:
@@ -199,7 +245,7 @@ class ChatClient:
             AgentError: A non-retryable error, retries exhausted, or a malformed response; its
                 message never holds the API key (:func:`redact`).
         """
-        http, slots = self._ensure_open()
+        slots = self._ensure_open()
         last_problem = ""
         for attempt in range(self.retries + 1):
             response: httpx.Response | None = None
@@ -207,9 +253,7 @@ class ChatClient:
             secret = os.environ.get(self.api_key_env, "")
             try:
                 async with slots:
-                    response = await asyncio.wait_for(
-                        http.post(self.url, json=dict(payload), headers=headers), timeout=self.timeout
-                    )
+                    response = await asyncio.wait_for(self._post(payload, headers), timeout=self.timeout)
             except (httpx.TimeoutException, asyncio.TimeoutError):
                 last_problem = f"no complete answer within {self.timeout:g} s"
             except httpx.TransportError as err:
@@ -254,10 +298,10 @@ class ChatClient:
         )
 
     async def aclose(self) -> None:
-        """Close the connection pool (the client reopens one if used again)."""
-        if self._http is not None:
-            await self._http.aclose()
-        self._http, self._slots = None, None
+        """Close the connection pools (the client reopens them if used again)."""
+        pools, self._pools, self._slots = self._pools, [], None
+        for pool in pools:
+            await pool.aclose()
 
 
 _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], ChatClient]] = (

@@ -112,6 +112,11 @@ class OpenAIChatAgent:
         self._stats: dict[str, int] = {}
         self._reset_stats()
 
+    @property
+    def info_keys(self) -> frozenset[str]:
+        """``admissible_actions`` when they are shown (lean envs compute them only when asked)."""
+        return frozenset({"admissible_actions"}) if self.show_actions else frozenset()
+
     def __repr__(self) -> str:
         return (
             f"OpenAIChatAgent(model={self.model!r}, base_url={without_userinfo(self.base_url)!r}, "

@@ -27,6 +27,13 @@ Output directory (:func:`run_passkt`): ``run.json`` (settings; a rerun must keep
 and budget visibility, and may add agents, tasks, budgets or samples), ``episodes.jsonl`` (one record
 per finished episode, appended durably at once; a rerun skips logged episodes), ``summary.json``,
 ``summary.csv``, ``difference.csv`` (two or more agents) and the plots of :mod:`.plots`.
+
+Before the episodes start, the tasks still to play whose data is missing from the cache (TextWorld's
+generated games) are generated in ``workers`` processes under their own progress bar
+(:func:`~agentgym_budget.prepare.prepare_tasks`), so episodes do not stall on them and episode
+times do not include generation. Families that cannot tell cheaply whether a task is prepared
+(ALFWorld, WebShop) are left to ``agentgym-budget prepare``; on a Ray backend the workers prepare
+what they play.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.eval.run_lock import lock_directory
 from agentgym_budget.eval.store import JsonlStore, atomic_write_json, atomic_write_text, pin_settings
 from agentgym_budget.eval.summary import Summary, summarize
+from agentgym_budget.prepare import prepare_tasks
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
 __all__ = [
@@ -64,6 +72,7 @@ __all__ = [
     "PassKTRun",
     "episode_key",
     "episode_seed",
+    "group_tasks",
     "plan_episodes",
     "run_passkt",
     "write_summary",
@@ -242,18 +251,34 @@ class EpisodePlan:
 
 @dataclass(frozen=True)
 class PassKTJob:
-    """The episodes of one task, played by one worker (the unit of parallel work)."""
+    """The episodes of one or more tasks, played by one worker (the unit of parallel work).
+
+    Attributes:
+        env: The environment configuration.
+        mode: The run mode.
+        show_budget: Whether the agent is told its budget.
+        tasks: The tasks whose episodes the job holds (a single task id is accepted for one task).
+        episodes: The episodes, in plan order.
+        episode_concurrency: Episodes played at once for async agents (``None``: the agent's setting).
+    """
 
     env: EnvRef
     mode: str
     show_budget: bool
-    task_id: str
+    tasks: tuple[str, ...]
     episodes: tuple[EpisodePlan, ...]
     episode_concurrency: int | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.tasks, str):
+            object.__setattr__(self, "tasks", (self.tasks,))
+
     def describe(self) -> str:
         """Short description for error messages."""
-        return f"task {self.task_id!r} of {self.env.label} ({len(self.episodes)} episodes)"
+        if len(self.tasks) == 1:
+            return f"task {self.tasks[0]!r} of {self.env.label} ({len(self.episodes)} episodes)"
+        named = ", ".join(repr(task) for task in self.tasks[:3]) + (", ..." if len(self.tasks) > 3 else "")
+        return f"{len(self.tasks)} tasks ({named}) of {self.env.label} ({len(self.episodes)} episodes)"
 
 
 def plan_episodes(config: PassKTConfig, task_ids: Sequence[str]) -> list[EpisodePlan]:
@@ -265,6 +290,50 @@ def plan_episodes(config: PassKTConfig, task_ids: Sequence[str]) -> list[Episode
         for spec in config.specs
         for budget in budgets
         for sample in range(config.samples)
+    ]
+
+
+JOB_WAVES = 8
+"""A job of an async agent holds about this many times its concurrency in episodes (see :func:`group_tasks`)."""
+
+
+def group_tasks(config: PassKTConfig, todo: Sequence[EpisodePlan]) -> list[PassKTJob]:
+    """The jobs that play ``todo``: one task per job, or several when one task cannot fill a worker.
+
+    A worker plays an async agent's episodes ``c`` at a time (``c``: the concurrency), from every task
+    of its job; when a job runs dry the worker waits for its last episodes before taking the next job.
+    So consecutive tasks are grouped until a job holds about ``JOB_WAVES * c`` episodes, keeping at
+    least as many jobs as workers. Synchronous agents (``c = 1``) keep one task per job.
+
+    Example:
+        >>> from agentgym_budget.eval.rollout import EnvRef
+        >>> config = PassKTConfig(EnvRef.parse("TextWorld-CoinCollector-v0"), ["openai:m:concurrency=16"],
+        ...                       ks=(1,), budgets=(5,), samples=4, tasks=("a", "b", "c", "d", "e"), workers=2)
+        >>> [job.tasks for job in group_tasks(config, plan_episodes(config, config.tasks))]
+        [('a', 'b', 'c'), ('d', 'e')]
+    """
+    from agentgym_budget.eval.passkt_worker import episode_concurrency
+
+    by_task: dict[str, list[EpisodePlan]] = {}
+    for plan in todo:
+        by_task.setdefault(plan.task_id, []).append(plan)
+    probe = PassKTJob(config.env, config.mode, config.show_budget, (), (), config.episode_concurrency)
+    concurrency = max(episode_concurrency(probe, spec) for spec in config.specs)
+    per_task = max(1, max((len(plans) for plans in by_task.values()), default=1))
+    size = max(1, min(-(-JOB_WAVES * concurrency // per_task), -(-len(by_task) // config.workers)))
+    if concurrency == 1:
+        size = 1
+    tasks = list(by_task)
+    return [
+        PassKTJob(
+            config.env,
+            config.mode,
+            config.show_budget,
+            tuple(tasks[start : start + size]),
+            tuple(plan for task in tasks[start : start + size] for plan in by_task[task]),
+            config.episode_concurrency,
+        )
+        for start in range(0, len(tasks), size)
     ]
 
 
@@ -405,13 +474,10 @@ def _run_locked(
     planned = plan_episodes(config, task_ids)
     with JsonlStore(out / EPISODES_FILE, key=episode_key, check=episode_problem) as store:
         todo = [plan for plan in planned if _record_key(config, plan) not in store.keys]
-        jobs = []
-        for task in task_ids:
-            episodes = tuple(plan for plan in todo if plan.task_id == task)
-            if episodes:
-                jobs.append(
-                    PassKTJob(config.env, config.mode, config.show_budget, task, episodes, config.episode_concurrency)
-                )
+        if backend is None and todo:
+            tasks = list(dict.fromkeys(plan.task_id for plan in todo))
+            prepare_tasks(config.env, tasks, workers=config.workers, progress=progress, known_only=True)
+        jobs = group_tasks(config, todo)
         played = run_logged_jobs(
             play_job,
             jobs,

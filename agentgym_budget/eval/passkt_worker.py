@@ -3,8 +3,13 @@
 :func:`play_job` runs in a worker process (or in the calling process with one worker). Env stacks
 are kept in a per-process :class:`~agentgym_budget.eval.rollout.EnvPool`, so a worker builds each
 env once. Synchronous agents play their episodes one after another; asynchronous ones (LLM agents)
-play up to ``episode_concurrency`` episodes at once, each with its own env and agent instance.
-:func:`close_worker_resources` closes the pooled envs when the worker is done.
+play up to :func:`episode_concurrency` episodes at once, each with its own env and agent instance,
+taken in plan order from every task of the job (a job holds several tasks when one task has too few
+episodes to fill the concurrency: :func:`~agentgym_budget.eval.passkt.group_tasks`). Their envs are
+built, reset and stepped in :data:`ENV_THREADS` thread(s), so the event loop keeps serving the HTTP
+client while an env computes. Every episode has its own seed, env and agent, so its record does not
+depend on which other episodes run beside it. :func:`close_worker_resources` closes the pooled envs
+when the worker is done.
 
 Each record holds the episode's identity (``agent``, ``env_id``, ``env_kwargs``, ``split``,
 ``task_id``, ``mode``, ``show_budget``, ``budget``, ``sample``, ``seed``) and its outcome (``won``,
@@ -27,15 +32,20 @@ Example:
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agentgym_budget.agents.base import close_agent, close_shared_resources, is_async_agent, required_info_keys
 from agentgym_budget.eval.pool import Emit
 from agentgym_budget.eval.rollout import EnvPool, play_episode
 
-__all__ = ["close_worker_resources", "episode_record", "play_job"]
+__all__ = ["ENV_THREADS", "close_worker_resources", "episode_concurrency", "episode_record", "play_job"]
+
+ENV_THREADS = 1
+"""Threads per worker process that reset and step the envs of an async agent's episodes."""
 
 _POOL = EnvPool()
+_ENV_THREADS: ThreadPoolExecutor | None = None
 
 
 def episode_record(job: Any, plan: Any, result: Any) -> dict[str, Any]:
@@ -50,12 +60,29 @@ def episode_record(job: Any, plan: Any, result: Any) -> dict[str, Any]:
     }
 
 
-async def _play_one(job: Any, plan: Any, emit: Emit) -> None:
+def _env_threads() -> ThreadPoolExecutor:
+    global _ENV_THREADS
+    if _ENV_THREADS is None:
+        _ENV_THREADS = ThreadPoolExecutor(ENV_THREADS, thread_name_prefix="agentgym-env")
+    return _ENV_THREADS
+
+
+async def _play_one(job: Any, plan: Any, emit: Emit, executor: ThreadPoolExecutor | None) -> None:
     agent = plan.agent.build()
-    env = _POOL.acquire(job.env, required_info_keys(agent), job.show_budget)
+    keys = required_info_keys(agent)
+    if executor is None:
+        env = _POOL.acquire(job.env, keys, job.show_budget)
+    else:
+        env = await asyncio.get_running_loop().run_in_executor(executor, _POOL.acquire, job.env, keys, job.show_budget)
     try:
         result = await play_episode(
-            env, agent, task_id=plan.task_id, budget=plan.budget, seed=plan.seed, show_budget=job.show_budget
+            env,
+            agent,
+            task_id=plan.task_id,
+            budget=plan.budget,
+            seed=plan.seed,
+            show_budget=job.show_budget,
+            executor=executor,
         )
     finally:
         _POOL.release(env)
@@ -63,10 +90,31 @@ async def _play_one(job: Any, plan: Any, emit: Emit) -> None:
     emit(episode_record(job, plan, result))
 
 
-def _concurrency(job: Any, plan: Any) -> int:
+def episode_concurrency(job: Any, spec: Any) -> int:
+    """Episodes of the agent ``spec`` a worker plays at once: the job's setting, else the spec's ``concurrency``, else 1.
+
+    Synchronous agents always play one episode at a time.
+
+    Example:
+        >>> from agentgym_budget.agents import parse_agent
+        >>> from agentgym_budget.eval.passkt import PassKTJob
+        >>> from agentgym_budget.eval.rollout import EnvRef
+        >>> job = PassKTJob(EnvRef.parse("TextWorld-CoinCollector-v0"), "independent", False, ("t",), ())
+        >>> episode_concurrency(job, parse_agent("openai:m")), episode_concurrency(job, parse_agent("random"))
+        (8, 1)
+    """
+    if not is_async_agent(spec.build()):
+        return 1
     if job.episode_concurrency is not None:
         return max(1, int(job.episode_concurrency))
-    return max(1, int(plan.agent.options.get("concurrency", 1)))
+    return max(1, int(spec.options.get("concurrency", 1)))
+
+
+async def _guarded(
+    job: Any, plan: Any, emit: Emit, slots: asyncio.Semaphore, executor: ThreadPoolExecutor | None
+) -> None:
+    async with slots:
+        await _play_one(job, plan, emit, executor)
 
 
 async def _play_job(job: Any, emit: Emit) -> None:
@@ -77,15 +125,10 @@ async def _play_job(job: Any, emit: Emit) -> None:
         for plans in by_agent.values():
             if not is_async_agent(plans[0].agent.build()):
                 for plan in plans:
-                    await _play_one(job, plan, emit)
+                    await _play_one(job, plan, emit, None)
                 continue
-            slots = asyncio.Semaphore(_concurrency(job, plans[0]))
-
-            async def guarded(plan: Any, slots: asyncio.Semaphore = slots) -> None:
-                async with slots:
-                    await _play_one(job, plan, emit)
-
-            await asyncio.gather(*(guarded(plan) for plan in plans))
+            slots = asyncio.Semaphore(episode_concurrency(job, plans[0].agent))
+            await asyncio.gather(*(_guarded(job, plan, emit, slots, _env_threads()) for plan in plans))
     finally:
         await close_shared_resources()
 
@@ -96,5 +139,9 @@ def play_job(job: Any, emit: Emit) -> None:
 
 
 def close_worker_resources() -> None:
-    """Close the env stacks pooled in this process."""
+    """Close the env stacks pooled in this process and stop its env threads."""
+    global _ENV_THREADS
+    if _ENV_THREADS is not None:
+        _ENV_THREADS.shutdown(wait=True)
+        _ENV_THREADS = None
     _POOL.close()

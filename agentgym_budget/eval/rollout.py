@@ -7,7 +7,9 @@ Shared by every evaluation command (Pass@(K,T), probes, recovery runs):
 * :class:`EnvPool` keeps built env stacks (``TurnBudget`` over the env, made with the opt-in
   ``info`` keys an agent needs) for reuse across episodes in one process;
 * :func:`play_episode` plays one episode with a sync or async agent and returns an
-  :class:`EpisodeResult`; :func:`run_episode` is its synchronous form.
+  :class:`EpisodeResult`; :func:`run_episode` is its synchronous form. Given an ``executor``, it
+  resets and steps the env there, so the event loop stays free for the agent's requests while the
+  env computes (concurrent episodes of an LLM agent).
 
 An episode with budget ``T`` is reset with ``options={"task": task_id, "max_turns": T}`` and
 ``seed``; the agent is reset with the same seed. When the budget is hidden the agent's ``info``
@@ -29,8 +31,10 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
+import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -163,34 +167,40 @@ class EnvPool:
     """Env stacks kept for reuse in one process, by (reference, ``info`` keys, budget shown, snapshots).
 
     :meth:`acquire` hands out a free stack (building one if none is free) and :meth:`release`
-    returns it; several can be out at once (concurrent episodes of an async agent).
+    returns it; several can be out at once (concurrent episodes of an async agent). Both may be
+    called from any thread.
     """
 
     def __init__(self) -> None:
         self._free: dict[tuple[Any, ...], list[gym.Env]] = {}
         self._all: list[gym.Env] = []
+        self._lock = threading.Lock()
 
     def acquire(self, ref: EnvRef, info_keys: Iterable[str], show_budget: bool, *, snapshots: bool = False) -> gym.Env:
         """A stack for ``ref`` with these ``info`` keys and budget visibility (``StateSnapshot`` outermost if asked)."""
         key = (ref, frozenset(info_keys), bool(show_budget), bool(snapshots))
-        free = self._free.setdefault(key, [])
-        if free:
-            return free.pop()
+        with self._lock:
+            free = self._free.setdefault(key, [])
+            if free:
+                return free.pop()
         env = ref.make(key[1], show_budget=key[2], snapshots=key[3])
         env._pool_key = key  # type: ignore[attr-defined]
-        self._all.append(env)
+        with self._lock:
+            self._all.append(env)
         return env
 
     def release(self, env: gym.Env) -> None:
         """Return a stack obtained from :meth:`acquire`."""
-        self._free[env._pool_key].append(env)  # type: ignore[attr-defined]
+        with self._lock:
+            self._free[env._pool_key].append(env)  # type: ignore[attr-defined]
 
     def close(self) -> None:
         """Close every stack (the pool can be used again afterwards)."""
-        for env in self._all:
+        with self._lock:
+            envs, self._all = self._all, []
+            self._free.clear()
+        for env in envs:
             env.close()
-        self._free.clear()
-        self._all.clear()
 
 
 @dataclass
@@ -255,6 +265,12 @@ async def _call(method: Any, *args: Any, **kwargs: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
+async def _run_env(executor: Executor | None, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    if executor is None:
+        return method(*args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(executor, lambda: method(*args, **kwargs))
+
+
 async def play_episode(
     env: gym.Env,
     agent: Any,
@@ -266,6 +282,7 @@ async def play_episode(
     start: tuple[str, Mapping[str, Any]] | None = None,
     reset_agent: bool = True,
     hidden_keys: Iterable[str] = (),
+    executor: Executor | None = None,
 ) -> EpisodeResult:
     """Play one episode of ``agent`` (sync or async) on ``env`` (a stack with a ``TurnBudget``).
 
@@ -281,6 +298,9 @@ async def play_episode(
         reset_agent: ``False`` when the caller already reset the agent (e.g. and told it the turns
             before ``start`` with ``observe``): the agent continues its episode.
         hidden_keys: ``info`` keys the agent must not see (see :func:`agent_view`).
+        executor: Where ``env.reset`` and ``env.step`` run (e.g. a thread pool, so that concurrent
+            episodes of an async agent keep the event loop free while an env computes); ``None``: inline.
+            The env must not be used by anyone else meanwhile; the trajectory is the same either way.
 
     Returns:
         The :class:`EpisodeResult`; ``turns`` counts only the turns played here.
@@ -289,7 +309,9 @@ async def play_episode(
         show_budget = bool(env.get_wrapper_attr("show_budget"))
     began = time.perf_counter()
     if start is None:
-        observation, info = env.reset(seed=seed, options={"task": task_id, "max_turns": budget})
+        observation, info = await _run_env(
+            executor, env.reset, seed=seed, options={"task": task_id, "max_turns": budget}
+        )
     else:
         observation, info = start[0], dict(start[1])
     hidden_keys = frozenset(hidden_keys)
@@ -308,7 +330,7 @@ async def play_episode(
     done = bool(info.get("won")) or bool(info.get("lost")) or info.get("turns_left") == 0
     while not done:
         action = await _call(agent.act, observation, agent_view(info, show_budget, hidden_keys))
-        observation, reward, terminated, truncated, info = env.step(action)
+        observation, reward, terminated, truncated, info = await _run_env(executor, env.step, action)
         actions.append(action)
         rewards.append(float(reward))
         if info.get("won") and success_turn is None:

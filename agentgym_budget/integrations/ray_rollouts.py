@@ -48,6 +48,7 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.base import close_agent, close_shared_resources, episode_stats, required_info_keys
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval.rollout import EnvRef, agent_view
+from agentgym_budget.info_keys import STANDARD_INFO_KEYS
 from agentgym_budget.integrations.ray_cluster import ray_connection
 from agentgym_budget.state import EnvState
 from agentgym_budget.wrappers import BudgetMix, StateSnapshot, TurnBudget
@@ -243,7 +244,11 @@ async def _play(env: StateSnapshot, point: ForkPoint, continuation: Continuation
     agent = None
     if continuation.agent is not None:
         agent = parse_agent(continuation.agent).build()
-        missing = required_info_keys(agent) - set(getattr(env.unwrapped, "info_keys", ()))
+        base = env.unwrapped
+        provided = set(STANDARD_INFO_KEYS) - set(getattr(base, "omitted_info_keys", ())) | set(
+            getattr(base, "info_keys", ())
+        )
+        missing = required_info_keys(agent) - provided
         if missing:
             raise InvalidOptionError(
                 f"Agent {continuation.agent!r} needs the info keys {sorted(missing)}, which the env was not made "

@@ -37,6 +37,7 @@ from textworld.generator.game import Game, GameProgression
 
 from agentgym_budget.errors import DataError, SnapshotMismatchError
 from agentgym_budget.memory_cache import MemoryCache
+from agentgym_budget.snapshot_codec import JsonData
 from agentgym_budget.tasks.textworld.interpreter import InterpreterLease
 from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
 from agentgym_budget.tasks.textworld.portable import PortableTextWorldState, freeze_trackers, game_digest, thaw_trackers
@@ -70,13 +71,15 @@ def load_game(z8_path: str) -> Game:
         ) from err
 
 
-def _copy_progression(progression: GameProgression) -> GameProgression:
-    """A copy of a ``GameProgression`` with only its mutable parts copied.
+def _copy_progression(progression: GameProgression | None) -> GameProgression | None:
+    """A copy of a ``GameProgression`` with only its mutable parts copied (``None`` without state tracking).
 
     ``GameProgression.copy`` first builds a fresh progression (re-deriving the initial
     state's valid actions) and then overwrites it, which costs most of a snapshot; this
     copies the same fields without that detour.
     """
+    if progression is None:
+        return None
     twin = GameProgression.__new__(GameProgression)
     twin.game = progression.game
     twin.state = progression.state.copy()
@@ -91,11 +94,11 @@ class TextWorldEngineState:
 
     game_path: str
     interpreter: Any
-    progression: GameProgression
+    progression: GameProgression | None
     last_action: Any
     previous_policy: Any
     current_policy: Any
-    moves: int
+    moves: int | None
     tracked_infos: tuple[str, ...]
     previous_game_state: Any
     game_state: Any
@@ -104,7 +107,11 @@ class TextWorldEngineState:
     def portable(self) -> PortableTextWorldState:
         """This state as plain data, restorable in any process (:mod:`.portable`)."""
         ram, stack, pc, sp, fp, frames, opcode, rng, narrative = self.interpreter
-        trackers = freeze_trackers(self.progression, self.last_action, self.previous_policy, self.current_policy)
+        trackers = (
+            JsonData(None)
+            if self.progression is None
+            else freeze_trackers(self.progression, self.last_action, self.previous_policy, self.current_policy)
+        )
         return PortableTextWorldState(
             game_digest=game_digest(self.game_path),
             ram=ram,
@@ -112,7 +119,7 @@ class TextWorldEngineState:
             registers=tuple(int(value) for value in (pc, sp, fp, frames, opcode, *rng)),
             narrative=bytes(narrative),
             score=int(self.score),
-            moves=int(self.moves),
+            moves=int(self.moves or 0),
             tracked_infos=tuple((key, self.game_state.get(key)) for key in self.tracked_infos),
             trackers=trackers,
         )
@@ -135,7 +142,10 @@ class TextWorldEngineState:
         cached = portable.__dict__.get("_native")
         if cached is not None and cached[0] is game and cached[1].game_path == z8_path:
             return cached[1]
-        progression, last_action, previous_policy, current_policy = thaw_trackers(portable.trackers, game)
+        if portable.trackers.value is None:  # taken without state tracking (a lean env)
+            progression = last_action = previous_policy = current_policy = None
+        else:
+            progression, last_action, previous_policy, current_policy = thaw_trackers(portable.trackers, game)
         pc, sp, fp, frames, opcode, rng_a, rng_interval, rng_counter = portable.registers
         native = TextWorldEngineState(
             game_path=z8_path,
@@ -154,7 +164,7 @@ class TextWorldEngineState:
             last_action=last_action,
             previous_policy=previous_policy,
             current_policy=current_policy,
-            moves=portable.moves,
+            moves=None if progression is None else portable.moves,
             tracked_infos=tuple(key for key, _ in portable.tracked_infos),
             previous_game_state=None,
             game_state=textworld.GameState(dict(portable.tracked_infos)),

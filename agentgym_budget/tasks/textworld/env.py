@@ -20,7 +20,15 @@ follows the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics:
 * commands are screened by :func:`~.commands.check_command`: a chained line is cut to its first
   command, and interpreter meta-commands and multi-object commands are refused with the game's
   own parser message (the turn is spent, the game does not see them), so every turn is at most
-  one game action.
+  one game action;
+* lean mode (``lean=True``, every TextWorld id): TextWorld's state tracking (the quest and world
+  model it updates after every command to know the admissible commands, the expert's plan, the
+  facts and the move count) runs only if a requested ``info`` key needs it: ``admissible_actions``
+  becomes an opt-in key, and ``expert_action``, ``expert_plan``, ``facts`` and ``moves`` turn the
+  tracking on when requested. Without them a step costs the interpreter plus a few parsing
+  passes (``benchmarks/textworld_lean.py``). Observations, rewards, ``won`` / ``lost``,
+  ``progress``, ``goal``, the command screening and snapshots are those of the default mode;
+  ``info`` lacks ``admissible_actions`` unless requested (:attr:`TextWorldEnv.omitted_info_keys`).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ import textworld
 from gymnasium.utils import EzPickle
 
 from agentgym_budget.env import TextEnv, Turn
-from agentgym_budget.errors import DataError
+from agentgym_budget.errors import DataError, InvalidOptionError
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import UNKNOWN_VERB_FEEDBACK, check_command
@@ -61,6 +69,15 @@ TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
     "facts": "the true facts of the game state, human readable and sorted (list[str])",
 }
 
+TRACKED_INFO_KEYS: frozenset[str] = frozenset({"admissible_actions", "expert_action", "expert_plan", "facts", "moves"})
+"""``info`` keys computed from TextWorld's state tracking: in lean mode, requesting one turns the tracking on."""
+
+LEAN_INFO_KEYS: Mapping[str, str] = {
+    **TEXTWORLD_INFO_KEYS,
+    "admissible_actions": "commands the game accepts now, sorted (a standard key, opt-in in lean mode)",
+}
+"""Opt-in ``info`` keys of a lean TextWorld env (``lean=True``)."""
+
 _PROMPT_LINE = re.compile(r"\n>[^\n]*\Z")
 _GAME_OVER_QUESTION = re.compile(r"\s*Would you like to RESTART, RESTORE[^\n]*\Z")
 _TURN_COUNT = re.compile(r"(You scored [^\n]*?), in \d+ turns?\.")
@@ -80,17 +97,38 @@ def _clean_feedback(feedback: str, *, turn: int) -> str:
 
 
 class TextWorldEnv(TextEnv):
-    """Base of the TextWorld envs: plays ``.z8`` games; subclasses say which games form the task set."""
+    """Base of the TextWorld envs: plays ``.z8`` games; subclasses say which games form the task set.
+
+    Args:
+        split: The task split.
+        info_keys: Opt-in ``info`` keys (:data:`TEXTWORLD_INFO_KEYS`; in lean mode :data:`LEAN_INFO_KEYS`).
+        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        lean: Run TextWorld's state tracking only for the requested ``info`` keys that need it
+            (:data:`TRACKED_INFO_KEYS`; see the module docstring).
+
+    Raises:
+        InvalidOptionError: ``lean`` is not a bool.
+    """
 
     optional_info_keys: ClassVar[Mapping[str, str]] = TEXTWORLD_INFO_KEYS
 
-    def __init__(self, *, split: str, info_keys: Any = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self, *, split: str, info_keys: Any = None, render_mode: str | None = None, lean: bool = False
+    ) -> None:
+        if not isinstance(lean, bool):
+            raise InvalidOptionError(f"{type(self).__name__}: lean must be True or False, got {lean!r}.")
+        self.lean = lean
+        if lean:
+            self.optional_info_keys = LEAN_INFO_KEYS
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
         self._refusal = UNKNOWN_VERB_FEEDBACK
         keys = self.info_keys
+        admissible = not lean or "admissible_actions" in keys
+        self.tracking = admissible or bool(keys & TRACKED_INFO_KEYS)
+        self.omitted_info_keys = frozenset() if admissible else frozenset({"admissible_actions"})
         self._engine = TextWorldEngine(
             textworld.EnvInfos(
-                admissible_commands=True,
+                admissible_commands=admissible,
                 score=True,
                 max_score=True,
                 won=True,
@@ -101,8 +139,13 @@ class TextWorldEnv(TextEnv):
                 inventory="inventory" in keys,
                 description="description" in keys,
                 facts="facts" in keys,
+                last_action=lean and self.tracking,  # turns the tracking on when only ``moves`` needs it
             )
         )
+
+    def _tracking_config(self) -> Mapping[str, Any]:
+        """Part of :meth:`_config`: states of an env without state tracking hold no trackers."""
+        return {} if self.tracking else {"state_tracking": False}
 
     def _game_path(self, task_id: str) -> str:
         """The ``.z8`` file of ``task_id``."""
@@ -153,6 +196,9 @@ class TextWorldEnv(TextEnv):
             plan = list(state.get("policy_commands") or [])
             extras["expert_plan"] = plan
             extras["expert_action"] = plan[0] if plan else None
+        admissible = tuple(state.get("admissible_commands") or ())
+        if "admissible_actions" in keys:
+            extras["admissible_actions"] = admissible
         for key in ("score", "max_score", "moves", "inventory", "description"):
             if key in keys:
                 extras[key] = state.get(key)
@@ -164,7 +210,7 @@ class TextWorldEnv(TextEnv):
             won=won,
             lost=bool(state.get("lost")),
             progress=progress,
-            admissible_actions=tuple(state.get("admissible_commands") or ()),
+            admissible_actions=admissible,
             goal=state.get("objective") or "",
             extras=extras,
         )
@@ -185,16 +231,19 @@ class GeneratedGameEnv(TextWorldEnv):
         split: str = "train",
         info_keys: Any = None,
         render_mode: str | None = None,
+        lean: bool = False,
     ) -> None:
         if not hasattr(self, "_ezpickle_kwargs"):
-            EzPickle.__init__(self, recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode)
-        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
+            EzPickle.__init__(
+                self, recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
+            )
+        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
         self.recipe = recipe
         self.prefix = prefix
         self._paths: dict[str, str] = {}
 
     def _config(self) -> Mapping[str, Any]:
-        return {"recipe": self.recipe}
+        return {"recipe": self.recipe, **self._tracking_config()}
 
     def _list_tasks(self) -> Sequence[str]:
         return [f"{self.prefix}-{seed}" for seed in games.split_seeds(self.split)]
@@ -202,39 +251,78 @@ class GeneratedGameEnv(TextWorldEnv):
     def _game_path(self, task_id: str) -> str:
         path = self._paths.get(task_id)
         if path is None:
-            seed = int(task_id.rsplit("-", 1)[1])
-            split = next(name for name, seeds in games.SPLIT_SEEDS.items() if seed in seeds)
-            path = self._paths[task_id] = str(games.generate_game(self.recipe, seed, split))
+            path = self._paths[task_id] = str(games.generate_game(self.recipe, *_seed_and_split(task_id)))
         return path
+
+    def prepare_task(self, task_id: str) -> None:
+        """Generate the task's game into the cache (no interpreter is started)."""
+        self._game_path(task_id)
+
+    def task_prepared(self, task_id: str) -> bool:
+        """Whether the task's game is in the cache, intact."""
+        return task_id in self._paths or games.cached_game(self.recipe, *_seed_and_split(task_id)) is not None
+
+
+def _seed_and_split(task_id: str) -> tuple[int, str]:
+    seed = int(task_id.rsplit("-", 1)[1])
+    return seed, next(name for name, seeds in games.SPLIT_SEEDS.items() if seed in seeds)
 
 
 class CookingEnv(GeneratedGameEnv):
     """``TextWorld-Cooking-v0``: cook a recipe (First TextWorld Problems style), ``difficulty`` 1-7."""
 
     def __init__(
-        self, difficulty: int = 3, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None
+        self,
+        difficulty: int = 3,
+        *,
+        split: str = "train",
+        info_keys: Any = None,
+        render_mode: str | None = None,
+        lean: bool = False,
     ):
-        EzPickle.__init__(self, difficulty=difficulty, split=split, info_keys=info_keys, render_mode=render_mode)
+        EzPickle.__init__(
+            self, difficulty=difficulty, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
+        )
         recipe = games.cooking_recipe(difficulty)
-        super().__init__(recipe, f"cooking-d{difficulty}", split=split, info_keys=info_keys, render_mode=render_mode)
+        super().__init__(
+            recipe, f"cooking-d{difficulty}", split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
+        )
 
 
 class CoinCollectorEnv(GeneratedGameEnv):
     """``TextWorld-CoinCollector-v0``: navigate to a coin and take it, ``level`` 1-300."""
 
-    def __init__(self, level: int = 5, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None):
-        EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode)
+    def __init__(
+        self,
+        level: int = 5,
+        *,
+        split: str = "train",
+        info_keys: Any = None,
+        render_mode: str | None = None,
+        lean: bool = False,
+    ):
+        EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
         recipe = games.coin_collector_recipe(level)
-        super().__init__(recipe, f"coin-l{level}", split=split, info_keys=info_keys, render_mode=render_mode)
+        super().__init__(recipe, f"coin-l{level}", split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
 
 
 class TreasureHunterEnv(GeneratedGameEnv):
     """``TextWorld-TreasureHunter-v0``: find the named treasure among distractors, ``level`` 1-30."""
 
-    def __init__(self, level: int = 5, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None):
-        EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode)
+    def __init__(
+        self,
+        level: int = 5,
+        *,
+        split: str = "train",
+        info_keys: Any = None,
+        render_mode: str | None = None,
+        lean: bool = False,
+    ):
+        EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
         recipe = games.treasure_hunter_recipe(level)
-        super().__init__(recipe, f"treasure-l{level}", split=split, info_keys=info_keys, render_mode=render_mode)
+        super().__init__(
+            recipe, f"treasure-l{level}", split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
+        )
 
 
 class SimpleEnv(GeneratedGameEnv):
@@ -248,10 +336,14 @@ class SimpleEnv(GeneratedGameEnv):
         split: str = "train",
         info_keys: Any = None,
         render_mode: str | None = None,
+        lean: bool = False,
     ):
-        EzPickle.__init__(self, rewards=rewards, goal=goal, split=split, info_keys=info_keys, render_mode=render_mode)
+        EzPickle.__init__(
+            self, rewards=rewards, goal=goal, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
+        )
         recipe = games.simple_recipe(rewards, goal)
-        super().__init__(recipe, f"simple-{rewards}-{goal}", split=split, info_keys=info_keys, render_mode=render_mode)
+        prefix = f"simple-{rewards}-{goal}"
+        super().__init__(recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
 
 
 class CustomEnv(GeneratedGameEnv):
@@ -267,6 +359,7 @@ class CustomEnv(GeneratedGameEnv):
         split: str = "train",
         info_keys: Any = None,
         render_mode: str | None = None,
+        lean: bool = False,
     ):
         EzPickle.__init__(
             self,
@@ -277,10 +370,11 @@ class CustomEnv(GeneratedGameEnv):
             split=split,
             info_keys=info_keys,
             render_mode=render_mode,
+            lean=lean,
         )
         recipe = games.custom_recipe(world_size, nb_objects, quest_length, quest_breadth)
         prefix = f"custom-r{world_size}-o{nb_objects}-q{quest_length}-b{quest_breadth}"
-        super().__init__(recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode)
+        super().__init__(recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
 
 
 class FileEnv(TextWorldEnv):
@@ -296,9 +390,17 @@ class FileEnv(TextWorldEnv):
 
     splits: ClassVar[tuple[str, ...]] = ("all",)
 
-    def __init__(self, path: str | Path, *, split: str = "all", info_keys: Any = None, render_mode: str | None = None):
-        EzPickle.__init__(self, path=path, split=split, info_keys=info_keys, render_mode=render_mode)
-        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        split: str = "all",
+        info_keys: Any = None,
+        render_mode: str | None = None,
+        lean: bool = False,
+    ):
+        EzPickle.__init__(self, path=path, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
+        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
         root = Path(path).expanduser().resolve()
         if not root.exists():
             raise DataError(
@@ -321,7 +423,7 @@ class FileEnv(TextWorldEnv):
         self._files = {f.stem: str(f) for f in files}
 
     def _config(self) -> Mapping[str, Any]:
-        return {"path": str(self.root)}
+        return {"path": str(self.root), **self._tracking_config()}
 
     def _list_tasks(self) -> Sequence[str]:
         return list(self._files)

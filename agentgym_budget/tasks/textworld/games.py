@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cache import cache_root, cached_directory
+from agentgym_budget.cache import cache_root, cached_directory, find_entry
 from agentgym_budget.errors import GenerationError, InvalidOptionError
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "MAX_DRAWS",
     "SPLIT_SEEDS",
     "GameRecipe",
+    "cached_game",
     "coin_collector_recipe",
     "cooking_recipe",
     "custom_recipe",
@@ -326,5 +327,14 @@ def generate_game(recipe: GameRecipe, seed: int, split: str) -> Path:
             f"is a game its own expert wins; the last one: {rejected[-1]['reason']}."
         )
 
-    params = {**recipe.params(seed, split), "check": EXPERT_CHECK}
-    return cached_directory("textworld", params, build) / "game.z8"
+    return cached_directory("textworld", _entry_params(recipe, seed, split), build) / "game.z8"
+
+
+def _entry_params(recipe: GameRecipe, seed: int, split: str) -> dict[str, Any]:
+    return {**recipe.params(seed, split), "check": EXPERT_CHECK}
+
+
+def cached_game(recipe: GameRecipe, seed: int, split: str) -> Path | None:
+    """The ``.z8`` of :func:`generate_game` if it is in the cache, intact; ``None`` otherwise (nothing is built)."""
+    entry = find_entry("textworld", _entry_params(recipe, seed, split))
+    return None if entry is None else entry / "game.z8"

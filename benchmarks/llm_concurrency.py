@@ -1,0 +1,264 @@
+"""LLM concurrency of one Pass@(K,T) worker: steps per second against a fake OpenAI-compatible server.
+
+A fake ``/v1/chat/completions`` server runs in its own process on loopback (asyncio, HTTP/1.1
+keep-alive, every answer after ``--latency`` seconds; the reply is an admissible action listed in the
+prompt, picked with the request's ``seed``, so episodes are deterministic). The OpenAI agent
+(``openai:bench``, admissible actions shown, as by default) plays Pass@(K,T) episodes of the main
+job's env (TextWorld Coin Collector level 110) through ``run_passkt`` with **one worker** (in this
+process), at each ``--concurrency``; a run at concurrency ``c`` plays ``c / 2`` tasks (at least 1)
+of ``--n`` samples at budget ``--budget``, so that ``c`` episodes of many tasks are in flight at once.
+
+Reported per concurrency: env steps per second of the whole run (steps of the logged episodes over
+the wall time of ``run_passkt``, env building included), the ideal ``c / latency``, and the ratio
+achieved / min(ideal, env rate), where the env rate is the worker's CPU-bound step rate measured in
+the same run: the recorded episodes of the largest concurrency replayed on the same env stack (reset
+with the same seed, the same actions) with no agent and no HTTP. Target: >= 70% at concurrency 64.
+Also reported: the worker's CPU ms per step (all its threads) and the CPU ratio env CPU ms per step /
+worker CPU ms per step, the share of the worker's CPU spent in the env: the ratio a worker with a
+core of its own reaches when the env is the bound (on a shared machine the wall-clock ratio also
+depends on the CPU share the worker gets). A last row runs the largest concurrency with the envs stepped inline on the event loop (no env
+thread) for comparison. The records of the tasks the runs share are checked to be identical (timing
+aside): concurrency changes no trajectory.
+
+The tasks are prepared (games generated) before any timing.
+
+Results go to ``benchmarks/results/llm_concurrency.json``.
+
+Usage::
+
+    python benchmarks/llm_concurrency.py [--concurrency 1,8,64] [--latency 0.05] [--n 8] [--budget 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agentgym_budget.eval import passkt_worker
+from agentgym_budget.eval.passkt import PassKTConfig, run_passkt
+from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.store import read_jsonl
+
+RESULTS = Path(__file__).parent / "results"
+ENV = ("TextWorld-CoinCollector-v0", "level=110")
+
+
+def _reply(payload: dict[str, Any]) -> str:
+    content = payload["messages"][-1]["content"]
+    actions = ["look"]
+    for line in content.splitlines():
+        if line.startswith("Admissible actions:"):
+            actions = [a.strip() for a in line.split(":", 1)[1].split("|") if a.strip()] or actions
+    return "Action: " + random.Random(payload.get("seed", 0)).choice(actions)
+
+
+async def _serve(latency: float, port_pipe: Any) -> None:
+    counts = {"connections": 0, "requests": 0}
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        counts["connections"] += 1
+        try:
+            while True:
+                request_line = await reader.readline()
+                if not request_line:
+                    return
+                headers = {}
+                while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                    name, _, value = line.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", 0)))
+                if request_line.startswith(b"GET /stats"):
+                    data = json.dumps(counts).encode()
+                else:
+                    counts["requests"] += 1
+                    await asyncio.sleep(latency)
+                    payload = json.loads(body)
+                    message = {"role": "assistant", "content": _reply(payload)}
+                    answer = {
+                        "object": "chat.completion",
+                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": 8},
+                    }
+                    data = json.dumps(answer).encode()
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                writer.write(head.encode() + data)
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=512)
+    port_pipe.send(server.sockets[0].getsockname()[1])
+    async with server:
+        await server.serve_forever()
+
+
+def _server_main(latency: float, port_pipe: Any) -> None:
+    asyncio.run(_serve(latency, port_pipe))
+
+
+def server_stats(port: int) -> dict[str, int]:
+    import httpx
+
+    return httpx.get(f"http://127.0.0.1:{port}/stats").json()
+
+
+def prepare(ref: EnvRef, task_ids: list[str]) -> None:
+    env = ref.make({"admissible_actions"})
+    try:
+        for task in task_ids:
+            env.reset(seed=0, options={"task": task, "max_turns": 1})
+    finally:
+        env.close()
+
+
+def run(ref: EnvRef, port: int, concurrency: int, tasks: list[str], n: int, budget: int, out: Path) -> dict:
+    agent = f"openai:bench:base_url=http://127.0.0.1:{port}/v1,concurrency={concurrency},retries=0"
+    config = PassKTConfig(
+        ref, [agent], ks=(1,), budgets=(budget,), samples=n, tasks=tuple(tasks), workers=1, resamples=100
+    )
+    began, cpu = time.perf_counter(), time.process_time()
+    run_passkt(config, out, progress=False, plots=False)
+    elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
+    records = read_jsonl(out / "episodes.jsonl")
+    steps = sum(record["turns"] for record in records)
+    return {
+        "concurrency": concurrency,
+        "tasks": len(tasks),
+        "episodes": len(records),
+        "steps": steps,
+        "seconds": round(elapsed, 3),
+        "steps_per_s": round(steps / elapsed, 1),
+        "cpu_ms_per_step": round(1000 * cpu / steps, 2),
+        "records": records,
+    }
+
+
+def env_rate(ref: EnvRef, records: list[dict]) -> tuple[float, float]:
+    """Steps per second of the env stack alone replaying ``records`` (reset + recorded actions), and CPU ms per step."""
+    env = ref.make({"admissible_actions"})
+    try:
+        prepare(ref, sorted({r["task_id"] for r in records}))
+        steps, began, cpu = 0, time.perf_counter(), time.process_time()
+        for record in records:
+            env.reset(seed=record["seed"], options={"task": record["task_id"], "max_turns": record["budget"]})
+            for action in record["actions"]:
+                _, _, _terminated, _truncated, info = env.step(action)
+                steps += 1
+            assert bool(info["won"]) == record["won"], "a replay diverged from its record"
+        return steps / (time.perf_counter() - began), 1000 * (time.process_time() - cpu) / steps
+    finally:
+        env.close()
+
+
+def stable(records: list[dict]) -> dict:
+    return {
+        (r["task_id"], r["budget"], r["sample"], r["seed"]): {
+            k: v for k, v in r.items() if k not in ("elapsed_s", "agent")
+        }
+        for r in records
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--concurrency", default="1,8,64")
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--n", type=int, default=8, help="samples per task")
+    parser.add_argument("--budget", type=int, default=20)
+    args = parser.parse_args()
+    levels = sorted(int(c) for c in args.concurrency.split(","))
+    ref = EnvRef.parse(*ENV)
+    all_tasks = list(ref.task_ids()[: max(1, max(levels) // 2)])
+    print(f"preparing {len(all_tasks)} tasks of {ref.label} ...", flush=True)
+    prepare(ref, all_tasks)
+
+    context = multiprocessing.get_context("spawn")
+    here, there = context.Pipe()
+    server = context.Process(target=_server_main, args=(args.latency, there), daemon=True)
+    server.start()
+    port = here.recv()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            for level in levels:
+                rows.append(
+                    run(
+                        ref,
+                        port,
+                        level,
+                        all_tasks[: max(1, level // 2)],
+                        args.n,
+                        args.budget,
+                        Path(scratch) / f"c{level}",
+                    )
+                )
+            original = passkt_worker._env_threads
+            passkt_worker._env_threads = lambda: None  # the comparison row: envs stepped on the event loop
+            try:
+                inline = run(
+                    ref,
+                    port,
+                    levels[-1],
+                    all_tasks[: max(1, levels[-1] // 2)],
+                    args.n,
+                    args.budget,
+                    Path(scratch) / "inline",
+                )
+            finally:
+                passkt_worker._env_threads = original
+            inline["concurrency"] = f"{levels[-1]} (env inline)"
+            rows.append(inline)
+        stats = server_stats(port)
+    finally:
+        server.terminate()
+        server.join()
+    rate, env_cpu = env_rate(ref, rows[len(levels) - 1]["records"])
+    reference = stable(rows[len(levels) - 1]["records"])
+    identical = all(all(reference[key] == value for key, value in stable(row["records"]).items()) for row in rows)
+
+    print(
+        f"\n{ref.label}, 1 worker, latency {args.latency * 1000:.0f} ms, n={args.n}, T={args.budget}, "
+        f"server: {stats['requests']} requests on {stats['connections']} connections (keep-alive)"
+    )
+    print(f"worker's CPU-bound env step rate (replay, same run): {rate:.1f} steps/s, {env_cpu:.2f} CPU ms/step\n")
+    print(
+        f"{'concurrency':>18} {'tasks':>6} {'steps':>6} {'steps/s':>9} {'ideal':>8} {'min(ideal,env)':>15} {'ratio':>7}"
+    )
+    for row in rows:
+        level = int(str(row["concurrency"]).split()[0])
+        ideal = level / args.latency
+        bound = min(ideal, rate)
+        row.update(ideal=round(ideal, 1), bound=round(bound, 1), ratio=round(row["steps_per_s"] / bound, 3))
+        row["cpu_ratio"] = round(env_cpu / row["cpu_ms_per_step"], 3)
+        print(
+            f"{row['concurrency']!s:>18} {row['tasks']:>6} {row['steps']:>6} {row['steps_per_s']:>9.1f} "
+            f"{ideal:>8.1f} {bound:>15.1f} {row['ratio']:>7.1%} {row['cpu_ms_per_step']:>8.2f} {row['cpu_ratio']:>9.1%}"
+        )
+    print(f"\nrecords identical across concurrencies (shared tasks, timing aside): {'yes' if identical else 'NO'}")
+    RESULTS.mkdir(exist_ok=True)
+    summary = {
+        "env": ref.label,
+        "latency_s": args.latency,
+        "samples": args.n,
+        "budget": args.budget,
+        "env_steps_per_s": round(rate, 1),
+        "env_cpu_ms_per_step": round(env_cpu, 2),
+        "server": stats,
+        "records_identical": identical,
+        "rows": [{k: v for k, v in row.items() if k != "records"} for row in rows],
+    }
+    (RESULTS / "llm_concurrency.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"wrote {RESULTS / 'llm_concurrency.json'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""TextWorld step cost: lean mode vs raw jericho vs the default stack, side by side on the same game and actions.
+
+For each game, one recorded action sequence (random admissible actions, seeded) is played by:
+
+* ``raw``: jericho's ``FrotzEnv.step`` on the ``.z8`` file, nothing else (the floor);
+* ``textworld``: ``textworld.start`` with no infos requested (what ``textworld.gym`` runs without infos);
+* ``lean``: the full user stack ``gym.make(ID, lean=True)`` + ``TurnBudget`` + ``StateSnapshot``;
+* ``default``: the same stack without ``lean`` (admissible actions, i.e. TextWorld's state tracking).
+
+Blocks of episodes alternate between the four so machine noise hits all alike; the figures are
+median step times. Target: lean / raw <= 1.3. The lean and default stacks are also checked to
+return the same observations, rewards and ``won`` / ``progress`` on every step.
+
+Usage::
+
+    python benchmarks/textworld_lean.py [--episodes 30] [--steps 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import gymnasium as gym
+import jericho
+import textworld
+
+import agentgym_budget  # noqa: F401  (registers the ids)
+from agentgym_budget.wrappers import StateSnapshot, TurnBudget
+
+RESULTS = Path(__file__).parent / "results"
+GAMES = (
+    ("agentgym_budget/TextWorld-Cooking-v0", {"difficulty": 3}),
+    ("agentgym_budget/TextWorld-CoinCollector-v0", {"level": 110}),
+    ("agentgym_budget/TextWorld-TreasureHunter-v0", {"level": 10}),
+)
+
+
+def stack(env_id: str, kwargs: dict, lean: bool) -> gym.Env:
+    return StateSnapshot(TurnBudget(gym.make(env_id, lean=lean, **kwargs), max_turns=10_000))
+
+
+def record_actions(env: gym.Env, seed: int, length: int) -> list[str]:
+    rng = random.Random(seed)
+    _, info = env.reset(seed=seed)
+    actions = []
+    for _ in range(length):
+        action = rng.choice([a for a in info["admissible_actions"] if not a.startswith("eat")] or ["look"])
+        actions.append(action)
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    return actions
+
+
+def timed(reset: Callable[[], None], step: Callable[[str], object], actions: list[str]) -> list[float]:
+    reset()
+    times = []
+    for action in actions:
+        start = time.perf_counter()
+        step(action)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def outcomes(env: gym.Env, seed: int, actions: list[str]) -> list[tuple]:
+    env.reset(seed=seed)
+    rows = []
+    for action in actions:
+        observation, reward, terminated, _, info = env.step(action)
+        rows.append((observation, reward, terminated, info["won"], info["lost"], info["progress"]))
+    return rows
+
+
+def measure(env_id: str, kwargs: dict, episodes: int, steps: int) -> dict:
+    default, lean = stack(env_id, kwargs, False), stack(env_id, kwargs, True)
+    seed = 0
+    actions = record_actions(default, seed, steps)
+    base = default.unwrapped
+    path, engine_seed = base._engine.game_path, base._engine_seed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frotz = jericho.FrotzEnv(path, engine_seed)
+    bare = textworld.start(path, request_infos=textworld.EnvInfos())
+
+    def frotz_reset() -> None:
+        frotz.seed(engine_seed)
+        frotz.reset()
+
+    def bare_reset() -> None:
+        bare.seed(engine_seed)
+        bare.reset()
+
+    runners = {
+        "raw": (frotz_reset, frotz.step),
+        "textworld": (bare_reset, bare.step),
+        "lean": (lambda: lean.reset(seed=seed), lean.step),
+        "default": (lambda: default.reset(seed=seed), default.step),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(episodes):
+        for name, (reset, step) in runners.items():
+            times[name] += timed(reset, step, actions)
+    medians = {name: statistics.median(values) * 1e3 for name, values in times.items()}
+    same = outcomes(lean, seed, actions) == outcomes(default, seed, actions)
+    for env in (default, lean, bare):
+        env.close()
+    frotz.close()
+    return {
+        "env": env_id.split("/", 1)[1],
+        "kwargs": kwargs,
+        "actions": len(actions),
+        "median_step_ms": {name: round(value, 4) for name, value in medians.items()},
+        "lean_over_raw": round(medians["lean"] / medians["raw"], 3),
+        "textworld_over_raw": round(medians["textworld"] / medians["raw"], 3),
+        "default_over_raw": round(medians["default"] / medians["raw"], 3),
+        "default_over_lean": round(medians["default"] / medians["lean"], 3),
+        "lean_steps_per_s": round(1e3 / medians["lean"]),
+        "default_steps_per_s": round(1e3 / medians["default"]),
+        "same_outcomes": same,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=30, help="episodes per runner (alternating blocks)")
+    parser.add_argument("--steps", type=int, default=40, help="actions per episode")
+    args = parser.parse_args()
+    rows = [measure(env_id, kwargs, args.episodes, args.steps) for env_id, kwargs in GAMES]
+    print(f"{'game':<34} {'raw':>7} {'tw':>7} {'lean':>7} {'default':>8}  lean/raw  default/raw  same")
+    for row in rows:
+        ms = row["median_step_ms"]
+        label = f"{row['env']}{row['kwargs']}"
+        print(
+            f"{label:<34} {ms['raw']:7.3f} {ms['textworld']:7.3f} {ms['lean']:7.3f} {ms['default']:8.3f}"
+            f"  {row['lean_over_raw']:8.3f}  {row['default_over_raw']:11.3f}  {row['same_outcomes']}"
+        )
+    result = {"target_lean_over_raw": 1.3, "games": rows}
+    print(json.dumps(result, indent=2))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "textworld_lean.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
