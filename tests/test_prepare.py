@@ -85,6 +85,7 @@ def test_the_command_refuses_a_bad_id_or_split_with_a_did_you_mean(capsys: pytes
     assert "Unknown split 'tran'" in (err := capsys.readouterr().err) and "Did you mean 'train'?" in err
 
 
+@pytest.mark.slow
 def test_the_command_prepares_and_reports(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["prepare", "TextWorld-CoinCollector-v0", "--env-args", "level=1", "--tasks", "1", "--workers", "1"]
     assert main(args) == 0

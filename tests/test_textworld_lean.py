@@ -68,6 +68,7 @@ def _play_both(env_id: str, kwargs: dict[str, Any], seed: int, steps: int) -> in
         lean.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env_id", "kwargs"),
     [
