@@ -74,7 +74,7 @@ def test_cache_entries_hold_no_code_and_planted_pickles_never_run(tmp_path):
     del index  # its arrays are memory-mapped from the files replaced below
     for namespace in ("webshop-catalog", "webshop-index"):
         for path in _entry(tmp_path, namespace).iterdir():
-            assert path.suffix in {".json", ".npy"}, path
+            assert path.suffix in {".json", ".npy", ".sha256"}, path  # .sha256: the cache's content manifest
             if path.suffix == ".npy":
                 assert np.load(path, allow_pickle=False).dtype != object
     marker = tmp_path / "code-ran"

@@ -17,7 +17,14 @@ import argparse
 import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import add_env_arguments, add_run_arguments, int_list, positive_int
+from agentgym_budget.cli.common import (
+    add_env_arguments,
+    add_run_arguments,
+    describe_workers,
+    int_list,
+    positive_int,
+    run_backend,
+)
 from agentgym_budget.eval.passkt import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig, run_passkt
 from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.eval.tables import format_summary
@@ -100,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         resamples=args.bootstrap,
     )
+    backend = run_backend(args)
     out = args.out or default_out()
     agents = ", ".join(spec.name for spec in config.specs)
     size = len(config.specs) * config.samples * (len(config.budgets) if config.mode == "independent" else 1)
@@ -110,12 +118,17 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"on {config.env.label}, {len(task_ids)} tasks, {config.mode} mode, "
         f"budget {'shown' if config.show_budget else 'hidden'}, K={list(config.ks)}, T={list(config.budgets)}, "
-        f"n={config.samples}, seed={config.seed}, {config.workers} worker(s); {size} episodes per task"
+        f"n={config.samples}, seed={config.seed}, {describe_workers(config.workers, backend)}; {size} episodes per task"
     )
     print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()
     result = run_passkt(
-        config, out, progress=not args.no_progress, plots=not args.no_plots, plot_formats=args.plot_format
+        config,
+        out,
+        progress=not args.no_progress,
+        plots=not args.no_plots,
+        plot_formats=args.plot_format,
+        backend=backend,
     )
     print()
     print(format_summary(result.summary))

@@ -25,8 +25,10 @@ from agentgym_budget.cli.common import (
     add_reference_arguments,
     add_run_arguments,
     count_list,
+    describe_workers,
     env_refs,
     positive_int,
+    run_backend,
 )
 from agentgym_budget.eval.probe import ProbeConfig, run_probe
 from agentgym_budget.eval.probe_summary import format_probe_summary
@@ -97,18 +99,24 @@ def run(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         resamples=args.bootstrap,
     )
+    backend = run_backend(args)
     out = args.out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
     budget = f"budget {config.budget}" if config.budget else f"budget = expert length + {config.slack}"
     print(f"Single-step probes of {', '.join(spec.name for spec in config.specs)}")
     print(
         f"on {', '.join(env.label for env in config.envs)}: {config.states} states from {config.reference} "
         f"trajectories, m={config.samples}, {budget}, continuation {config.continuation} x{config.rollouts}, "
-        f"seed={config.seed}, {config.workers} worker(s)"
+        f"seed={config.seed}, {describe_workers(config.workers, backend)}"
     )
     print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()
     result = run_probe(
-        config, out, progress=not args.no_progress, plots=not args.no_plots, plot_formats=args.plot_format
+        config,
+        out,
+        progress=not args.no_progress,
+        plots=not args.no_plots,
+        plot_formats=args.plot_format,
+        backend=backend,
     )
     print()
     print(format_probe_summary(result.summary))

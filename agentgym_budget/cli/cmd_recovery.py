@@ -29,9 +29,11 @@ from agentgym_budget.cli.common import (
     add_reference_arguments,
     add_run_arguments,
     count_list,
+    describe_workers,
     env_refs,
     int_list,
     positive_int,
+    run_backend,
 )
 from agentgym_budget.eval.recovery import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig, run_recovery
 from agentgym_budget.eval.recovery_summary import format_recovery_summary
@@ -112,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         resamples=args.bootstrap,
     )
+    backend = run_backend(args)
     out = args.out or Path("runs") / time.strftime("recovery-%Y%m%d-%H%M%S")
     print(f"Recovery probes of {', '.join(spec.name for spec in config.specs)}")
     print(
@@ -119,12 +122,17 @@ def run(args: argparse.Namespace) -> int:
         f"trajectories, k={list(config.ks)}, R={list(config.budgets)}, n={config.samples}, "
         f"{'errors preferred' if config.harmful else 'any wrong action'}, {config.mode} mode, "
         f"{config.natural} natural episodes per task (budget {config.natural_budget}), seed={config.seed}, "
-        f"{config.workers} worker(s)"
+        f"{describe_workers(config.workers, backend)}"
     )
     print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()
     result = run_recovery(
-        config, out, progress=not args.no_progress, plots=not args.no_plots, plot_formats=args.plot_format
+        config,
+        out,
+        progress=not args.no_progress,
+        plots=not args.no_plots,
+        plot_formats=args.plot_format,
+        backend=backend,
     )
     print()
     print(format_recovery_summary(result.summary))

@@ -24,10 +24,12 @@ __all__ = [
     "add_reference_arguments",
     "add_run_arguments",
     "count_list",
+    "describe_workers",
     "env_refs",
     "int_list",
     "plot_formats",
     "positive_int",
+    "run_backend",
 ]
 
 
@@ -85,18 +87,34 @@ def add_plot_format_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, command: str) -> None:
-    """The flags every run command shares: workers, seed, output directory, intervals, plots, progress.
+    """The flags every run command shares: workers, backend, seed, output directory, intervals, plots, progress.
 
     Example:
         >>> parser = argparse.ArgumentParser()
         >>> add_run_arguments(parser, "probe")
         >>> args = parser.parse_args(["--workers", "4"])
-        >>> args.workers, args.seed, args.out, args.no_plots, args.plot_format
-        (4, 0, None, False, ('png',))
+        >>> args.workers, args.backend, args.ray_address, args.seed, args.out, args.no_plots, args.plot_format
+        (4, 'local', None, 0, None, False, ('png',))
     """
     from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
+    from agentgym_budget.eval.pool import BACKENDS
 
-    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
+    parser.add_argument(
+        "--workers", type=positive_int, default=2, help="worker processes, or Ray actors with --backend ray (default 2)"
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="where jobs run: local processes, or Ray actors (default local; ray needs agentgym-budget[ray])",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        default=None,
+        help="with --backend ray: connect to this cluster (auto, HOST:6379, ray://HOST:10001) "
+        "instead of starting a local one",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default runs/{command}-<time>)")
     parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
@@ -104,6 +122,39 @@ def add_run_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("--no-plots", action="store_true", help="do not write plots")
     add_plot_format_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run_backend(args: argparse.Namespace) -> Any:
+    """The executor of :func:`add_run_arguments`' ``--backend`` / ``--ray-address`` (``None``: local processes).
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_run_arguments(parser, "passkt")
+        >>> run_backend(parser.parse_args([])) is None
+        True
+        >>> run_backend(parser.parse_args(["--backend", "ray", "--ray-address", "auto"])).describe()
+        "Ray actors on the cluster at 'auto'"
+        >>> run_backend(parser.parse_args(["--ray-address", "auto"]))
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: A Ray address ('auto') was given for the local backend; add --backend ray (backend='ray') to run on that cluster, or drop the address.
+    """
+    from agentgym_budget.eval.pool import make_backend
+
+    return make_backend(args.backend, ray_address=args.ray_address)
+
+
+def describe_workers(workers: int, backend: Any) -> str:
+    """``"2 worker(s)"``, followed by where they run when it is not this machine's processes.
+
+    Example:
+        >>> describe_workers(2, None)
+        '2 worker(s)'
+        >>> from agentgym_budget.eval.ray_executor import RayBackend
+        >>> describe_workers(4, RayBackend())
+        '4 worker(s) (Ray actors on a local cluster)'
+    """
+    return f"{workers} worker(s)" + (f" ({backend.describe()})" if backend is not None else "")
 
 
 def add_reference_arguments(parser: argparse.ArgumentParser) -> None:

@@ -45,7 +45,7 @@ from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.eval import estimator
 from agentgym_budget.eval.outputs import output_set, parse_plot_formats, plot_names
-from agentgym_budget.eval.pool import run_logged_jobs
+from agentgym_budget.eval.pool import JobBackend, run_logged_jobs
 from agentgym_budget.eval.records import episode_problem
 from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.eval.run_lock import lock_directory
@@ -361,6 +361,7 @@ def run_passkt(
     plots: bool = True,
     plot_formats: Sequence[str] = ("png",),
     on_episode: Callable[[dict[str, Any]], None] | None = None,
+    backend: JobBackend | None = None,
 ) -> PassKTRun:
     """Play the missing episodes of ``config`` into ``out``, then summarise (see the module docstring).
 
@@ -372,6 +373,9 @@ def run_passkt(
         plots: Write the plots.
         plot_formats: Their file formats (``png``, ``pdf``, ``svg``).
         on_episode: Called with every new episode record after it was logged.
+        backend: Where the jobs run (``None``: ``config.workers`` local processes; a
+            :class:`~agentgym_budget.eval.ray_executor.RayBackend`: as many Ray actors). The records
+            are the same either way.
 
     Raises:
         RunConfigError: ``out`` holds a run with other pinned settings, or another command is
@@ -382,7 +386,7 @@ def run_passkt(
     plot_formats = parse_plot_formats(plot_formats)
     out = Path(out)
     with lock_directory(out, "passkt"):
-        return _run_locked(config, out, progress, plots, plot_formats, on_episode)
+        return _run_locked(config, out, progress, plots, plot_formats, on_episode, backend)
 
 
 def _run_locked(
@@ -392,6 +396,7 @@ def _run_locked(
     plots: bool,
     plot_formats: Sequence[str],
     on_episode: Callable[[dict[str, Any]], None] | None,
+    backend: JobBackend | None = None,
 ) -> PassKTRun:
     from agentgym_budget.eval.passkt_worker import close_worker_resources, play_job
 
@@ -419,6 +424,7 @@ def _run_locked(
             progress=progress,
             finalize=close_worker_resources,
             on_new=on_episode,
+            backend=backend,
         )
         wanted = {_record_key(config, plan) for plan in planned}
         records = [record for record in store.records if episode_key(record) in wanted]

@@ -22,7 +22,10 @@ process after the jobs when ``workers <= 1``, to release per-process resources.
 ``_run_in_processes`` (spawned worker processes). Another executor (e.g. a cluster backend) has the
 same contract: run ``fn(job, emit)`` for every job, hand every emitted result to ``on_result`` in
 the calling process as soon as it arrives, run ``finalize`` once per worker, and raise
-:class:`~agentgym_budget.errors.WorkerError` naming the failed job.
+:class:`~agentgym_budget.errors.WorkerError` naming the failed job. Such an executor is a
+:class:`JobBackend` passed as ``backend=``: :class:`~agentgym_budget.eval.ray_executor.RayBackend`
+runs the jobs in Ray actors (``--backend ray``); :func:`make_backend` builds one from the command-line
+flags.
 
 :func:`run_logged_jobs` is :func:`run_jobs` as the evaluation commands use it: every result is
 appended to a :class:`~agentgym_budget.eval.store.JsonlStore` at once, under a progress bar.
@@ -43,18 +46,72 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agentgym_budget.errors import WorkerError
+from agentgym_budget.errors import InvalidOptionError, WorkerError, did_you_mean
 from agentgym_budget.eval.parent_watch import exit_with_parent
 
 if TYPE_CHECKING:
     from agentgym_budget.eval.store import JsonlStore
 
-__all__ = ["Emit", "run_jobs", "run_logged_jobs"]
+__all__ = ["BACKENDS", "Emit", "JobBackend", "make_backend", "run_jobs", "run_logged_jobs"]
 
 Emit = Callable[[Any], None]
 """Callback a job function calls with each finished result."""
+
+BACKENDS = ("local", "ray")
+"""Executors of :func:`make_backend`: ``local`` (this machine's processes) and ``ray`` (a Ray cluster)."""
+
+
+@runtime_checkable
+class JobBackend(Protocol):
+    """An executor of :func:`run_jobs` other than the local one (see the module docstring for its contract)."""
+
+    def run(
+        self,
+        fn: Callable[[Any, Emit], None],
+        jobs: Sequence[Any],
+        *,
+        workers: int,
+        on_result: Callable[[Any], None],
+        finalize: Callable[[], None] | None,
+    ) -> None:
+        """Run ``fn(job, emit)`` for every job with ``workers`` workers, delivering results to ``on_result``."""
+
+
+def make_backend(name: str = "local", *, ray_address: str | None = None) -> JobBackend | None:
+    """The executor named ``name``: ``None`` for ``local`` (the process pool), a ``RayBackend`` for ``ray``.
+
+    Nothing is imported from Ray here; that happens when the backend runs.
+
+    Raises:
+        InvalidOptionError: An unknown name, or a Ray address without the Ray backend.
+
+    Example:
+        >>> make_backend("local") is None
+        True
+        >>> make_backend("ray", ray_address="ray://head:10001")
+        RayBackend(address='ray://head:10001', ship_package=None, num_cpus=1.0, runtime_env=None, init_options=None)
+        >>> make_backend("rya")
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: Unknown backend 'rya'. Did you mean 'ray'? Expected one of: local, ray.
+    """
+    if name not in BACKENDS:
+        raise InvalidOptionError(
+            f"Unknown backend {name!r}.{did_you_mean(str(name), BACKENDS)} Expected one of: {', '.join(BACKENDS)}."
+        )
+    if name == "local":
+        if ray_address is not None:
+            raise InvalidOptionError(
+                f"A Ray address ({ray_address!r}) was given for the local backend; add --backend ray "
+                "(backend='ray') to run on that cluster, or drop the address."
+            )
+        return None
+    from agentgym_budget.eval.ray_executor import RayBackend
+
+    return RayBackend(address=ray_address)
+
 
 _POLL_SECONDS = 0.5
 
@@ -102,22 +159,27 @@ def run_jobs(
     workers: int,
     on_result: Callable[[Any], None],
     finalize: Callable[[], None] | None = None,
+    backend: JobBackend | None = None,
 ) -> None:
     """Run ``fn(job, emit)`` for every job, in ``workers`` processes; see the module docstring.
 
     Args:
         fn: Module-level job function.
         jobs: Picklable jobs (a job's ``describe()``, if it has one, names it in errors).
-        workers: Number of worker processes (``<= 1``: run here).
+        workers: Number of worker processes (``<= 1``: run here), or of the backend's workers.
         on_result: Called in this process with every emitted result, in arrival order.
         finalize: Module-level function run once per worker after its last job.
+        backend: Another executor (e.g. :class:`~agentgym_budget.eval.ray_executor.RayBackend`);
+            ``None``: this machine's processes.
 
     Raises:
         WorkerError: A job raised in a worker process, or a worker died.
     """
     if not jobs:
         return
-    if workers <= 1:
+    if backend is not None:
+        backend.run(fn, jobs, workers=workers, on_result=on_result, finalize=finalize)
+    elif workers <= 1:
         _run_here(fn, jobs, on_result, finalize)
     else:
         _run_in_processes(fn, jobs, workers, on_result, finalize)
@@ -206,6 +268,7 @@ def run_logged_jobs(
     progress: bool = True,
     finalize: Callable[[], None] | None = None,
     on_new: Callable[[dict[str, Any]], None] | None = None,
+    backend: JobBackend | None = None,
 ) -> int:
     """:func:`run_jobs` whose results (JSON records) are appended to ``store`` as they arrive.
 
@@ -221,6 +284,7 @@ def run_logged_jobs(
         progress: Show the bar (on stderr).
         finalize: As for :func:`run_jobs`.
         on_new: Called with every newly appended record.
+        backend: As for :func:`run_jobs`.
 
     Returns:
         The number of records appended.
@@ -248,7 +312,7 @@ def run_logged_jobs(
         bar.update(1)
 
     try:
-        run_jobs(fn, jobs, workers=workers, on_result=on_result, finalize=finalize)
+        run_jobs(fn, jobs, workers=workers, on_result=on_result, finalize=finalize, backend=backend)
     finally:
         bar.close()
     return appended

@@ -39,7 +39,7 @@ from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
 from agentgym_budget.eval.outputs import output_set, parse_plot_formats, plot_names
-from agentgym_budget.eval.pool import run_logged_jobs
+from agentgym_budget.eval.pool import JobBackend, run_logged_jobs
 from agentgym_budget.eval.probe_states import (
     ReferenceStates,
     Trajectory,
@@ -303,11 +303,14 @@ def run_probe(
     progress: bool = True,
     plots: bool = True,
     plot_formats: Sequence[str] = ("png",),
+    backend: JobBackend | None = None,
 ) -> ProbeRun:
     """Probe the missing states of ``config`` into ``out``, then summarise (see the module docstring).
 
     ``out`` is locked while the run writes into it (:func:`~agentgym_budget.eval.run_lock.lock_directory`);
     the reference log is read before ``run.json`` is written. ``plot_formats``: ``png``, ``pdf``, ``svg``.
+    ``backend``: where the jobs run (``None``: ``config.workers`` local processes; a
+    :class:`~agentgym_budget.eval.ray_executor.RayBackend`: as many Ray actors); same records either way.
 
     Raises:
         RunConfigError: ``out`` holds a run with other pinned settings, or another command writes into it.
@@ -318,10 +321,17 @@ def run_probe(
     plot_formats = parse_plot_formats(plot_formats)
     out = Path(out)
     with lock_directory(out, "probe"):
-        return _run_locked(config, out, progress, plots, plot_formats)
+        return _run_locked(config, out, progress, plots, plot_formats, backend)
 
 
-def _run_locked(config: ProbeConfig, out: Path, progress: bool, plots: bool, plot_formats: Sequence[str]) -> ProbeRun:
+def _run_locked(
+    config: ProbeConfig,
+    out: Path,
+    progress: bool,
+    plots: bool,
+    plot_formats: Sequence[str],
+    backend: JobBackend | None = None,
+) -> ProbeRun:
     from agentgym_budget.eval.probe_worker import close_worker_resources, probe_job
 
     trajectories = reference_trajectories(config)
@@ -346,6 +356,7 @@ def _run_locked(config: ProbeConfig, out: Path, progress: bool, plots: bool, plo
             unit="act",
             progress=progress,
             finalize=close_worker_resources,
+            backend=backend,
         )
         records = []
         for env, planned in trajectories.items():

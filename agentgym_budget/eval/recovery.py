@@ -39,7 +39,7 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
 from agentgym_budget.eval.natural_recovery import natural_recovery, trace_signal_points
 from agentgym_budget.eval.outputs import output_set, parse_plot_formats, plot_names
-from agentgym_budget.eval.pool import run_logged_jobs
+from agentgym_budget.eval.pool import JobBackend, run_logged_jobs
 from agentgym_budget.eval.probe import write_csv
 from agentgym_budget.eval.probe_states import (
     ReferenceStates,
@@ -359,12 +359,14 @@ def run_recovery(
     progress: bool = True,
     plots: bool = True,
     plot_formats: Sequence[str] = ("png",),
+    backend: JobBackend | None = None,
 ) -> RecoveryRun:
     """Play the missing episodes of ``config`` into ``out``, then summarise (see the module docstring).
 
     ``out`` is locked while the run writes into it (:func:`~agentgym_budget.eval.run_lock.lock_directory`);
     the logs named by the config are read before ``run.json`` is written. ``plot_formats``: ``png``,
-    ``pdf``, ``svg``.
+    ``pdf``, ``svg``. ``backend``: where the jobs run (``None``: ``config.workers`` local processes; a
+    :class:`~agentgym_budget.eval.ray_executor.RayBackend`: as many Ray actors); same records either way.
 
     Raises:
         RunConfigError: ``out`` holds a run with other pinned settings, or another command writes into it.
@@ -375,11 +377,16 @@ def run_recovery(
     plot_formats = parse_plot_formats(plot_formats)
     out = Path(out)
     with lock_directory(out, "recovery"):
-        return _run_locked(config, out, progress, plots, plot_formats)
+        return _run_locked(config, out, progress, plots, plot_formats, backend)
 
 
 def _run_locked(
-    config: RecoveryConfig, out: Path, progress: bool, plots: bool, plot_formats: Sequence[str]
+    config: RecoveryConfig,
+    out: Path,
+    progress: bool,
+    plots: bool,
+    plot_formats: Sequence[str],
+    backend: JobBackend | None = None,
 ) -> RecoveryRun:
     from agentgym_budget.eval.recovery_worker import close_worker_resources, recovery_job
 
@@ -406,6 +413,7 @@ def _run_locked(
             unit="ep",
             progress=progress,
             finalize=close_worker_resources,
+            backend=backend,
         )
         final = plan_recovery_jobs(config, store.records, trajectories)
     perturbed = [r for r in final.wanted if r["kind"] == "perturbed"]
