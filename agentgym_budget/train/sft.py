@@ -26,7 +26,7 @@ from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.train.chat_format import act_tool_schema
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
 
-__all__ = ["SFTSettings", "last_checkpoint", "run_sft"]
+__all__ = ["SFTSettings", "checkpoint_step", "last_checkpoint", "run_sft"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,8 @@ def run_sft(
         packing=False,
         report_to=[],
         use_cpu=True,
+        bf16=False,  # TRL defaults to bf16 autocast and gradient checkpointing: several times slower on CPU
+        gradient_checkpointing=False,
         seed=seed,
         data_seed=seed,
         disable_tqdm=not progress,
@@ -121,11 +123,17 @@ def run_sft(
         raise DataError(f"SFT cannot train on this model's chat template: {err}") from err
     checkpoint = last_checkpoint(out / "checkpoints") if resume else None
     if checkpoint is not None:
-        JsonlLog(out / "metrics.jsonl").truncate_after(_checkpoint_step(checkpoint))
+        JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint))
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     trainer.model.eval()
     return result
 
 
-def _checkpoint_step(checkpoint: Path) -> int:
-    return int(checkpoint.name.rsplit("-", 1)[-1])
+def checkpoint_step(checkpoint: str | Path) -> int:
+    """The optimiser step of a ``checkpoint-N`` directory.
+
+    Example:
+        >>> checkpoint_step("runs/sft/checkpoints/checkpoint-40")
+        40
+    """
+    return int(Path(checkpoint).name.rsplit("-", 1)[-1])
