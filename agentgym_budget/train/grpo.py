@@ -117,11 +117,13 @@ def run_grpo(
     resume: bool = True,
     progress: bool = True,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    callbacks: Sequence[Any] = (),
 ) -> Any:
     """Train ``model`` with GRPO on ``tasks`` of ``config``; returns TRL's ``TrainOutput``.
 
     Writes ``out/checkpoints/checkpoint-N``, ``out/metrics.jsonl`` and ``out/episodes.jsonl``. With
-    ``resume`` (the default) a run that finds a checkpoint in ``out`` continues from it.
+    ``resume`` (the default) a run that finds a checkpoint in ``out`` continues from it; ``callbacks`` are extra
+    ``transformers.TrainerCallback`` s.
 
     Raises:
         InvalidOptionError: No task.
@@ -154,7 +156,7 @@ def run_grpo(
         report_to=[],
         use_cpu=True,
         bf16=False,  # TRL defaults to bf16 autocast and gradient checkpointing: several times slower on CPU
-        gradient_checkpointing=False,
+        activation_checkpointing=False,
         seed=seed,
         data_seed=seed,
         disable_tqdm=not progress,
@@ -172,7 +174,7 @@ def run_grpo(
         args,
         datasets.Dataset.from_list(rows),
         reward_funcs=[recorder],
-        callbacks=[metrics_callback(metrics, "rl")],
+        callbacks=[metrics_callback(metrics, "rl"), *callbacks],
     )
     recorder.trainer = trainer
     checkpoint = last_checkpoint(out / "checkpoints") if resume else None

@@ -146,7 +146,9 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidOptionError(f"TrainConfig: {name} must be a positive integer, got {value!r}.")
-        SessionConfig(self.env_id, self.env_kwargs)  # unknown env ids and bad arguments fail here
+        session = SessionConfig(self.env_id, self.env_kwargs)  # unknown env ids and bad arguments fail here
+        object.__setattr__(self, "env_id", session.env_id)
+        object.__setattr__(self, "env_kwargs", session.env_kwargs)
 
     @property
     def largest_budget(self) -> int:
@@ -174,7 +176,7 @@ class TrainConfig:
     def to_json(self) -> dict[str, Any]:
         """JSON form (written to ``run.json``)."""
         data = asdict(self)
-        data["env_id"], data["env_kwargs"] = self.session_config().env_id, dict(self.session_config().env_kwargs)
+        data["env_kwargs"] = dict(self.env_kwargs)
         data["budgets"] = list(self.budgets) if self.budgets else None
         return data
 

@@ -69,10 +69,12 @@ def run_sft(
     seed: int = 0,
     resume: bool = True,
     progress: bool = True,
+    callbacks: Sequence[Any] = (),
 ) -> Any:
     """Fine-tune ``model`` on ``conversations``; returns TRL's ``TrainOutput``.
 
     Writes ``out/checkpoints/checkpoint-N`` and appends every log to ``out/metrics.jsonl``.
+    ``callbacks`` are extra ``transformers.TrainerCallback`` s.
 
     Raises:
         DataError: No conversation, or a chat template TRL cannot train assistant-only on.
@@ -104,7 +106,7 @@ def run_sft(
         report_to=[],
         use_cpu=True,
         bf16=False,  # TRL defaults to bf16 autocast and gradient checkpointing: several times slower on CPU
-        gradient_checkpointing=False,
+        activation_checkpointing=False,
         seed=seed,
         data_seed=seed,
         disable_tqdm=not progress,
@@ -117,7 +119,7 @@ def run_sft(
             args=args,
             train_dataset=dataset,
             processing_class=tokenizer,
-            callbacks=[metrics_callback(JsonlLog(out / "metrics.jsonl"), "sft")],
+            callbacks=[metrics_callback(JsonlLog(out / "metrics.jsonl"), "sft"), *callbacks],
         )
     except ValueError as err:
         raise DataError(f"SFT cannot train on this model's chat template: {err}") from err
