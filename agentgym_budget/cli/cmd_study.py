@@ -4,7 +4,7 @@ Trains three policies on the train split (recipes sft; fixed at --train-budget f
 budgetmix over --budgets from the SFT model, same steps and tasks), then evaluates the three
 checkpoints as hf:OUT/<recipe>/final agents on held-out tasks of the test split: the Pass@(K,T) grid
 (--eval-budgets, K in 1,2,4), single-step probes and recovery probes. Defaults: TextWorld Coin
-Collector level 3, the built-in tiny model, T=4, budgets 3,4,6,8 (the README's CPU study).
+Collector level 3, the built-in tiny model, T=6, budgets 3,4,6,8 (the README's CPU study).
 
 Writes OUT/study.json (settings, wall time per stage, Pass@1 with 95% bootstrap intervals per agent
 and budget), OUT/study.md, and each stage's own outputs (OUT/sft, OUT/fixed, OUT/budgetmix,
@@ -34,11 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> add_arguments(parser)
         >>> args = parser.parse_args(["--out", "runs/study", "--rl-steps", "10", "--stages", "sft,fixed"])
         >>> args.rl_steps, args.stages, args.train_budget
-        (10, ('sft', 'fixed'), 4)
+        (10, ('sft', 'fixed'), 6)
     """
     parser.add_argument("--env", default="TextWorld-CoinCollector-v0", metavar="ID", help="environment")
     parser.add_argument("--env-args", default="level=3", metavar="K=V,...", help="its arguments (default level=3)")
-    parser.add_argument("--train-budget", type=positive_int, default=4, help="fixed recipe's budget (default 4)")
+    parser.add_argument("--train-budget", type=positive_int, default=6, help="fixed recipe's budget (default 6)")
     parser.add_argument("--budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="BudgetMix budgets")
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="grid budgets")
     parser.add_argument("--eval-tasks", type=positive_int, default=30, help="held-out test tasks (default 30)")
@@ -59,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=positive_int, default=2, help="evaluation worker processes (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="study directory (rerun to resume)")
+    parser.add_argument(
+        "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -92,8 +95,11 @@ def build_study(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the study and print its table."""
+    import torch
+
     from agentgym_budget.train.study import STAGES, run_study
 
+    torch.set_num_threads(args.threads)
     config = build_study(args)
     print(f"Study on {config.env_id} ({config.env_kwargs}): T={config.train_budget}, budgets {list(config.budgets)}")
     print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)

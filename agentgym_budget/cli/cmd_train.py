@@ -66,6 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
+    parser.add_argument(
+        "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--no-plots", action="store_true", help="no training.png")
 
@@ -100,8 +103,11 @@ def build_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training and print its summary."""
+    import torch
+
     from agentgym_budget.train.recipe import run_training
 
+    torch.set_num_threads(args.threads)
     config = build_config(args)
     budgets = (
         f"budgets {','.join(map(str, config.budgets))} (BudgetMix)"

@@ -48,10 +48,14 @@ class GRPOSettings:
         num_generations: Rollouts of the same task and budget compared by GRPO.
         learning_rate: Learning rate (constant after a short warm-up).
         temperature: Sampling temperature of the rollouts.
-        beta: KL coefficient to the reference model (0: no reference model, TRL's default).
+        beta: KL coefficient to the reference model (the starting policy). Without it (0, TRL's default)
+            the tiny model soon stops calling the tool at all, measured on Coin Collector level 3.
         tokens_per_turn: Completion tokens allowed per turn; ``max_completion_length`` is this times the
             largest budget plus one (tool answers count toward it).
         save_steps: Steps between checkpoints.
+        loss_type: TRL's loss aggregation. ``"grpo"`` (default) averages each rollout's token losses
+            first, so a failed episode's many turns do not outweigh a won episode's few: with TRL's
+            token-level default a tiny model soon learns to stop calling the tool at all.
 
     Raises:
         InvalidOptionError: A value out of range, or ``episodes_per_step`` not a multiple of ``num_generations``.
@@ -66,11 +70,12 @@ class GRPOSettings:
     steps: int = 60
     episodes_per_step: int = 8
     num_generations: int = 4
-    learning_rate: float = 5e-4
+    learning_rate: float = 1e-4
     temperature: float = 1.0
-    beta: float = 0.0
+    beta: float = 0.04
     tokens_per_turn: int = 160
     save_steps: int = 10
+    loss_type: str = "grpo"
 
     def __post_init__(self) -> None:
         for name in ("steps", "episodes_per_step", "num_generations", "tokens_per_turn", "save_steps"):
@@ -147,6 +152,7 @@ def run_grpo(
         warmup_steps=min(5, settings.steps // 10),
         temperature=settings.temperature,
         beta=settings.beta,
+        loss_type=settings.loss_type,
         max_completion_length=settings.tokens_per_turn * turns,
         max_tool_calling_iterations=turns,
         logging_steps=1,

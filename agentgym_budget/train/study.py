@@ -64,7 +64,7 @@ class StudyConfig:
 
     env_id: str = "TextWorld-CoinCollector-v0"
     env_kwargs: Any = "level=3"
-    train_budget: int = 4
+    train_budget: int = 6
     budgets: tuple[int, ...] = (3, 4, 6, 8)
     eval_budgets: tuple[int, ...] = (3, 4, 6, 8)
     eval_ks: tuple[int, ...] = (1, 2, 4)
@@ -207,6 +207,7 @@ def run_study(
     held_out = EnvRef.parse(config.env_id, config.env_kwargs or None, "test")
     texts: dict[str, str] = {}
     table: list[dict[str, Any]] = []
+    show = bool(config.train and config.train.show_budget)
     if "passkt" in stages:
         passkt = PassKTConfig(
             held_out,
@@ -215,6 +216,8 @@ def run_study(
             budgets=config.eval_budgets,
             samples=config.eval_samples,
             tasks=config.eval_tasks,
+            mode="independent" if show else "prefix",
+            show_budget=show,
             seed=config.seed,
             workers=config.workers,
         )
@@ -254,6 +257,7 @@ def _probe(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, pro
         states=config.probe_states,
         samples=2,
         budget=config.train_budget,
+        show_budget=bool(config.train and config.train.show_budget),
         seed=config.seed,
         workers=config.workers,
     )
@@ -272,6 +276,7 @@ def _recovery(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, 
         budgets=tuple(sorted({config.train_budget, max(config.budgets)})),
         samples=2,
         natural=0,
+        show_budget=bool(config.train and config.train.show_budget),
         seed=config.seed,
         workers=config.workers,
     )
