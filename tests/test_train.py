@@ -239,3 +239,25 @@ def test_session_config_of_a_fixed_recipe_has_one_budget():
     pytest.importorskip("trl")
     config = tiny_config("fixed").session_config()
     assert config == SessionConfig(*COIN, split="train", max_turns=3)
+
+
+@pytest.mark.slow
+def test_grpo_is_deterministic_for_a_seed(tmp_path):
+    torch = pytest.importorskip("torch")
+    from agentgym_budget.train.base_model import build_base_model
+    from agentgym_budget.train.grpo import GRPOSettings, run_grpo
+    from agentgym_budget.train.trajectories import agent_conversations
+
+    config = tiny_config("budgetmix")
+    session = config.session_config()
+    data = agent_conversations(replace(session, budgets=None), "expert", tasks=range(2), episodes_per_task=1, budget=4)
+    settings = GRPOSettings(steps=1, episodes_per_step=4, num_generations=2, tokens_per_turn=48)
+    runs = []
+    for name in ("a", "b"):
+        model, tokenizer = build_base_model(data.conversations, config.tiny, chat_format=config.chat_format(), seed=0)
+        run_grpo(model, tokenizer, session, settings, tasks=range(2), out=tmp_path / name, seed=3, progress=False)
+        episodes = [json.loads(line) for line in (tmp_path / name / "episodes.jsonl").read_text().splitlines()]
+        runs.append((episodes, _weights(model)))
+    (first, weights_a), (second, weights_b) = runs
+    assert len(first) == 4 and first == second
+    assert all(torch.equal(weights_a[name], weights_b[name]) for name in weights_a)

@@ -10,7 +10,7 @@ Qwen2 causal LM built locally with a tokenizer trained on the demonstrations (no
 Writes OUT/final (model, tokenizer and agentgym_chat.json: evaluate it as the agent hf:OUT/final),
 per phase OUT/sft/ and OUT/rl/ (checkpoints/, metrics.jsonl, episodes.jsonl), summary.json and
 training.png. Rerunning the same command with the same --out resumes a killed run from its last
-checkpoint. Needs the trl extra (pip install "agentgym-budget[train]").
+checkpoint. Needs the trl extra (pip install "agentgym-budget[trl]").
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ directory from disk only (``local_files_only``: nothing is downloaded) and check
 template can render tool calls (TRL needs that). :func:`save_model` writes a model, its tokenizer and
 its :class:`~agentgym_budget.train.chat_format.ChatFormat`.
 
-Needs the ``trl`` (or ``train``) extra.
+Needs the ``trl`` extra.
 
 Example::
 

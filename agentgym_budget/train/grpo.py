@@ -110,6 +110,20 @@ def largest_budget(config: SessionConfig) -> int:
     return max(config.budgets) if config.budgets else config.max_turns
 
 
+def _pin_reference(model: Any, tokenizer: Any, directory: Path) -> None:
+    """Save the starting policy once (a resumed run must keep the first one) and make TRL load it as the reference.
+
+    TRL builds the KL reference model from ``model.config.name_or_path``: empty for a model built in
+    memory, and the wrong weights for a model reloaded from a later checkpoint.
+    """
+    if not (directory / "config.json").is_file():
+        temporary = directory.with_name(directory.name + ".tmp")
+        model.save_pretrained(temporary)
+        tokenizer.save_pretrained(temporary)
+        temporary.rename(directory)
+    model.config._name_or_path = str(directory)
+
+
 def run_grpo(
     model: Any,
     tokenizer: Any,
@@ -126,7 +140,8 @@ def run_grpo(
 ) -> Any:
     """Train ``model`` with GRPO on ``tasks`` of ``config``; returns TRL's ``TrainOutput``.
 
-    Writes ``out/checkpoints/checkpoint-N``, ``out/metrics.jsonl`` and ``out/episodes.jsonl``. With
+    Writes ``out/checkpoints/checkpoint-N``, ``out/metrics.jsonl``, ``out/episodes.jsonl`` and, with a KL
+    term, ``out/reference`` (the starting policy). With
     ``resume`` (the default) a run that finds a checkpoint in ``out`` continues from it; ``callbacks`` are extra
     ``transformers.TrainerCallback`` s.
 
@@ -170,6 +185,8 @@ def run_grpo(
         shuffle_dataset=False,
     )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    if settings.beta > 0:
+        _pin_reference(model, tokenizer, out / "reference")
     episodes = JsonlLog(out / "episodes.jsonl")
     metrics = JsonlLog(out / "metrics.jsonl")
     recorder = EpisodeRecorder(episodes)
@@ -188,6 +205,11 @@ def run_grpo(
         step = checkpoint_step(checkpoint)
         metrics.truncate_after(step)
         episodes.truncate_after(step)
-    result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    try:
+        result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    finally:
+        # TRL never closes its environments; a game engine left to the garbage collector may crash it.
+        for environment in getattr(trainer, "environments", None) or ():
+            environment.session.close()
     trainer.model.eval()
     return result
