@@ -209,7 +209,7 @@ def _check_run(config: TrainConfig, out: Path) -> None:
     path.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n")
 
 
-def _demonstrations(config: TrainConfig, directory: Path) -> Trajectories:
+def _demonstrations(config: TrainConfig, directory: Path, progress: bool) -> Trajectories:
     path = directory / "demonstrations.json"
     if path.exists():
         stored = json.loads(path.read_text())
@@ -221,6 +221,7 @@ def _demonstrations(config: TrainConfig, directory: Path) -> Trajectories:
         episodes_per_task=config.sft_episodes_per_task,
         budget=config.largest_budget,
         seed=config.seed,
+        progress=progress,
     )
     directory.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
@@ -251,7 +252,7 @@ def _sft_phase(config: TrainConfig, out: Path, progress: bool) -> Path:
     final = directory / "final"
     if (final / "config.json").is_file():
         return final
-    data = _demonstrations(config, directory)
+    data = _demonstrations(config, directory, progress)
     model, tokenizer = _base(config, data, directory)
     model.train()
     run_sft(model, tokenizer, data.conversations, config.sft, out=directory, seed=config.seed, progress=progress)

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tqdm import tqdm
+
 from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.base import episode_stats, is_async_agent, required_info_keys
 from agentgym_budget.errors import InvalidOptionError
@@ -98,6 +100,7 @@ def agent_conversations(
     seed: int = 0,
     keep: str = "won",
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    progress: bool = False,
 ) -> Trajectories:
     """Play ``agent`` on ``tasks`` and return the episodes as tool-calling conversations.
 
@@ -111,6 +114,7 @@ def agent_conversations(
         seed: Seed of the data.
         keep: ``"won"`` (default) or ``"all"`` episodes become conversations.
         system_prompt: The system message.
+        progress: Show a progress bar (episodes played).
 
     Raises:
         InvalidOptionError: An async agent, a bad ``keep`` or ``episodes_per_task``.
@@ -127,9 +131,11 @@ def agent_conversations(
     keys = tuple(sorted({*config.info_keys, *required_info_keys(spec.build())}))
     env = BudgetToolEnv(dataclasses.replace(config, info_keys=keys))
     data = Trajectories()
+    bar = tqdm(total=len(tasks) * episodes_per_task, desc="demonstrations", unit="episode", disable=not progress)
     try:
         for task in tasks:
             for sample in range(episodes_per_task):
+                bar.update(1)
                 episode = episode_seed(seed, str(task), sample)
                 messages, record = _play(env, spec, task, episode, budget, system_prompt)
                 record["kept"] = keep == "all" or record["won"]
@@ -137,6 +143,7 @@ def agent_conversations(
                 if record["kept"]:
                     data.conversations.append(messages)
     finally:
+        bar.close()
         env.session.close()
     return data
 
