@@ -11,32 +11,9 @@ import pytest
 
 from agentgym_budget.errors import InvalidBudgetError, InvalidOptionError, RunConfigError
 from agentgym_budget.integrations.session import SessionConfig
+from tests.train_support import COIN, tiny_config
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
-
-COIN = ("TextWorld-CoinCollector-v0", "level=2")
-
-
-def tiny_config(recipe="fixed", **changes):
-    """A training config small enough for a test: 1-layer 32-wide model, a few steps."""
-    pytest.importorskip("trl")
-    from agentgym_budget.train.base_model import TinyModelSpec
-    from agentgym_budget.train.grpo import GRPOSettings
-    from agentgym_budget.train.recipe import TrainConfig
-    from agentgym_budget.train.sft import SFTSettings
-
-    budgets = {"budget": 3} if recipe in ("fixed", "sft") else {"budgets": (2, 4)}
-    config = TrainConfig(
-        *COIN,
-        recipe=recipe,
-        **budgets,
-        train_tasks=3,
-        sft_episodes_per_task=1,
-        tiny=TinyModelSpec(vocab_size=400, hidden_size=32, layers=1, heads=2, max_positions=2048),
-        sft=SFTSettings(steps=6, batch_size=2, learning_rate=3e-3, save_steps=2),
-        grpo=GRPOSettings(steps=2, episodes_per_step=4, num_generations=2, save_steps=1, tokens_per_turn=48),
-    )
-    return replace(config, **changes)
 
 
 @pytest.fixture(autouse=True)
@@ -261,3 +238,23 @@ def test_grpo_is_deterministic_for_a_seed(tmp_path):
     (first, weights_a), (second, weights_b) = runs
     assert len(first) == 4 and first == second
     assert all(torch.equal(weights_a[name], weights_b[name]) for name in weights_a)
+
+
+@pytest.mark.slow
+def test_train_command_runs_and_resumes_from_its_output(tmp_path, capsys):
+    pytest.importorskip("trl")
+    from agentgym_budget.cli.main import main
+
+    argv = ["train", "--env-args", "level=2", "--recipe", "sft", "--budget", "3", "--sft-steps", "2"]
+    argv += ["--train-tasks", "2", "--no-progress", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "Training recipe sft on TextWorld-CoinCollector-v0(level=2): budget 3" in printed
+    assert f"agent hf:{tmp_path / 'final'}" in printed
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["sft"]["steps"] == 2 and "rl" not in summary
+    written = (tmp_path / "final" / "model.safetensors").stat().st_mtime_ns
+    assert main(argv) == 0  # finished phases are not trained again
+    assert (tmp_path / "sft" / "final" / "model.safetensors").stat().st_mtime_ns <= written
+    assert main([*argv[:-2], "--seed", "1", "--out", str(tmp_path)]) == 2
+    assert "other settings (seed differ)" in capsys.readouterr().err
