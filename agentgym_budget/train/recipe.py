@@ -23,7 +23,7 @@ Layout of ``out``::
     rl/checkpoints/           GRPO checkpoints; rl/metrics.jsonl (reward, loss, ...), rl/episodes.jsonl
     rl/final/                 the RL model
     final/                    the recipe's result (a copy of the last phase's final/): load it as hf:OUT/final
-    summary.json, training.png
+    summary.json, training.png  (the plot is redrawn at every checkpoint)
 
 A killed run rerun with the same arguments and ``out`` resumes: finished phases are skipped (their
 ``final/`` exists), an unfinished one continues from its last checkpoint.
@@ -247,7 +247,22 @@ def _base(config: TrainConfig, data: Trajectories, directory: Path) -> tuple[Any
     return model, tokenizer
 
 
-def _sft_phase(config: TrainConfig, out: Path, progress: bool) -> Path:
+def _plot_on_save(out: Path, plots: bool) -> list[Any]:
+    """A callback redrawing ``out/training.png`` at every checkpoint, so a long run can be watched."""
+    if not plots:
+        return []
+    from transformers import TrainerCallback
+
+    from agentgym_budget.train.report import training_plot
+
+    class PlotOnSave(TrainerCallback):
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            training_plot(out, out / "training.png")
+
+    return [PlotOnSave()]
+
+
+def _sft_phase(config: TrainConfig, out: Path, progress: bool, plots: bool) -> Path:
     directory = out / "sft"
     final = directory / "final"
     if (final / "config.json").is_file():
@@ -255,12 +270,21 @@ def _sft_phase(config: TrainConfig, out: Path, progress: bool) -> Path:
     data = _demonstrations(config, directory, progress)
     model, tokenizer = _base(config, data, directory)
     model.train()
-    run_sft(model, tokenizer, data.conversations, config.sft, out=directory, seed=config.seed, progress=progress)
+    run_sft(
+        model,
+        tokenizer,
+        data.conversations,
+        config.sft,
+        out=directory,
+        seed=config.seed,
+        progress=progress,
+        callbacks=_plot_on_save(out, plots),
+    )
     _save_final(model, tokenizer, final, config.chat_format())
     return final
 
 
-def _rl_phase(config: TrainConfig, start: Path, out: Path, progress: bool) -> Path:
+def _rl_phase(config: TrainConfig, start: Path, out: Path, progress: bool, plots: bool) -> Path:
     directory = out / "rl"
     final = directory / "final"
     if (final / "config.json").is_file():
@@ -276,6 +300,7 @@ def _rl_phase(config: TrainConfig, start: Path, out: Path, progress: bool) -> Pa
         out=directory,
         seed=config.seed,
         progress=progress,
+        callbacks=_plot_on_save(out, plots),
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final
@@ -315,8 +340,8 @@ def run_training(config: TrainConfig, out: str | Path, *, progress: bool = True,
         if not (start / "config.json").is_file():
             raise InvalidOptionError(f"--init {config.init!r} is not a model directory (no config.json).")
     else:
-        start = _sft_phase(config, out, progress)
-    last = start if config.recipe == "sft" else _rl_phase(config, start, out, progress)
+        start = _sft_phase(config, out, progress, plots)
+    last = start if config.recipe == "sft" else _rl_phase(config, start, out, progress, plots)
     _copy_final(last, out / "final")
     summary = summarize_training(out)
     summary["wall_s_last_invocation"] = round(time.perf_counter() - began, 1)
