@@ -258,3 +258,25 @@ def test_train_command_runs_and_resumes_from_its_output(tmp_path, capsys):
     assert (tmp_path / "sft" / "final" / "model.safetensors").stat().st_mtime_ns <= written
     assert main([*argv[:-2], "--seed", "1", "--out", str(tmp_path)]) == 2
     assert "other settings (seed differ)" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_local_model_is_the_base_policy_with_model(tmp_path):
+    from agentgym_budget.train.base_model import build_base_model, load_causal_lm, parameter_count, save_model
+    from agentgym_budget.train.chat_format import ChatFormat
+    from agentgym_budget.train.recipe import run_training
+    from agentgym_budget.train.trajectories import agent_conversations
+
+    config = tiny_config("sft")
+    data = agent_conversations(config.session_config(), "expert", tasks=range(2), episodes_per_task=1, budget=3)
+    spec = replace(config.tiny, hidden_size=48, heads=4)
+    model, tokenizer = build_base_model(data.conversations, spec, chat_format=ChatFormat(), seed=5)
+    save_model(model, tokenizer, tmp_path / "local-model", ChatFormat())
+
+    with pytest.raises(InvalidOptionError, match="not a local Hugging Face model directory"):
+        run_training(replace(config, model=str(tmp_path / "missing")), tmp_path / "bad", progress=False)
+    run_training(replace(config, model=str(tmp_path / "local-model")), tmp_path / "run", progress=False)
+    base, _ = load_causal_lm(tmp_path / "run" / "sft" / "base")
+    final, _ = load_causal_lm(tmp_path / "run" / "final")
+    assert base.config.hidden_size == final.config.hidden_size == 48  # not the built-in tiny model (32 wide)
+    assert parameter_count(final) == parameter_count(model)
