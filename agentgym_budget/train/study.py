@@ -31,7 +31,7 @@ from agentgym_budget.train.grpo import GRPOSettings
 from agentgym_budget.train.recipe import TrainConfig, run_training
 from agentgym_budget.train.sft import SFTSettings
 
-__all__ = ["STAGES", "StudyConfig", "run_study", "study_table"]
+__all__ = ["STAGES", "StudyConfig", "run_study", "study_differences", "study_table"]
 
 STAGES = ("sft", "fixed", "budgetmix", "passkt", "probe", "recovery")
 """The stages of a study, in order."""
@@ -130,28 +130,64 @@ def study_table(passkt_summary: dict[str, Any], agents: dict[str, str], budget: 
     """Rows ``agent, budget, pass@1, low, high, tasks`` of a Pass@(K,T) ``summary.json`` (K=1 only).
 
     Example:
-        >>> summary = {"agents": [{"agent": "hf:runs/s/sft/final", "ks": [1], "budgets": [4, 8], "tasks": ["a", "b"],
-        ...     "estimate": [[0.25, 0.5]], "low": [[0.0, 0.25]], "high": [[0.5, 0.75]]}]}
+        >>> summary = {"agents": [{"agent": "hf:runs/s/sft/final", "tasks": 2, "grid": [
+        ...     {"k": 1, "t": 4, "pass": 0.25, "ci_low": 0.0, "ci_high": 0.5},
+        ...     {"k": 1, "t": 8, "pass": 0.5, "ci_low": 0.25, "ci_high": 0.75}]}]}
         >>> study_table(summary, {"sft": "hf:runs/s/sft/final"}, 8)
         [{'agent': 'sft', 'budget': 8, 'pass@1': 0.5, 'low': 0.25, 'high': 0.75, 'tasks': 2}]
     """
     names = {spec: name for name, spec in agents.items()}
     rows = []
     for entry in passkt_summary.get("agents", []):
-        name = names.get(entry["agent"], entry["agent"])
-        if 1 not in entry["ks"] or budget not in entry["budgets"]:
-            continue
-        k, t = entry["ks"].index(1), entry["budgets"].index(budget)
-        rows.append(
-            {
-                "agent": name,
-                "budget": budget,
-                "pass@1": entry["estimate"][k][t],
-                "low": entry["low"][k][t],
-                "high": entry["high"][k][t],
-                "tasks": len(entry["tasks"]),
-            }
-        )
+        for cell in entry["grid"]:
+            if cell["k"] == 1 and cell["t"] == budget:
+                rows.append(
+                    {
+                        "agent": names.get(entry["agent"], entry["agent"]),
+                        "budget": budget,
+                        "pass@1": cell["pass"],
+                        "low": cell["ci_low"],
+                        "high": cell["ci_high"],
+                        "tasks": entry["tasks"],
+                    }
+                )
+    return rows
+
+
+def _rank(name: str) -> int:
+    return RECIPE_STAGES.index(name) if name in RECIPE_STAGES else len(RECIPE_STAGES)
+
+
+def study_differences(passkt_summary: dict[str, Any], agents: dict[str, str], budget: int) -> list[dict[str, Any]]:
+    """Paired Pass@1 differences at ``budget`` on common tasks (later recipe minus earlier: ``fixed - sft``).
+
+    Example:
+        >>> summary = {"differences": [{"first": "hf:a", "second": "hf:b", "tasks": 3, "grid": [
+        ...     {"k": 1, "t": 6, "diff": 0.2, "ci_low": 0.05, "ci_high": 0.4, "significant": True}]}]}
+        >>> row = study_differences(summary, {"sft": "hf:a", "fixed": "hf:b"}, 6)[0]
+        >>> row["pair"], row["diff"], row["low"], row["high"]
+        ('fixed - sft', -0.2, -0.4, -0.05)
+    """
+    names = {spec: name for name, spec in agents.items()}
+    rows = []
+    for entry in passkt_summary.get("differences", []):
+        for cell in entry["grid"]:
+            if cell["k"] == 1 and cell["t"] == budget:
+                first, second = names.get(entry["first"], entry["first"]), names.get(entry["second"], entry["second"])
+                diff, low, high = cell["diff"], cell["ci_low"], cell["ci_high"]
+                if _rank(first) < _rank(second):  # report later recipe minus earlier one: RL - SFT
+                    first, second, diff, low, high = second, first, -diff, -high, -low
+                rows.append(
+                    {
+                        "pair": f"{first} - {second}",
+                        "budget": budget,
+                        "diff": diff,
+                        "low": low,
+                        "high": high,
+                        "significant": cell["significant"],
+                        "tasks": entry["tasks"],
+                    }
+                )
     return rows
 
 
@@ -207,6 +243,7 @@ def run_study(
     held_out = EnvRef.parse(config.env_id, config.env_kwargs or None, "test")
     texts: dict[str, str] = {}
     table: list[dict[str, Any]] = []
+    differences: list[dict[str, Any]] = []
     show = bool(config.train and config.train.show_budget)
     if "passkt" in stages:
         passkt = PassKTConfig(
@@ -226,6 +263,7 @@ def run_study(
         summary_json = json.loads((out / "passkt" / "summary.json").read_text())
         for budget in config.eval_budgets:
             table += study_table(summary_json, agents, budget)
+            differences += study_differences(summary_json, agents, budget)
     if "probe" in stages and config.probe_states:
         texts["probe"] = _timed(out, "probe", lambda: _probe(config, held_out, agents, out, progress))
     if "recovery" in stages and config.recovery_states:
@@ -241,6 +279,7 @@ def run_study(
             if (out / name / "summary.json").exists()
         },
         "pass@1": table,
+        "differences": differences,
     }
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")
     (out / "study.md").write_text(_markdown(config, study, texts))
@@ -296,6 +335,12 @@ def _markdown(config: StudyConfig, study: dict[str, Any], texts: dict[str, str])
     for row in study["pass@1"]:
         lines.append(
             f"| {row['agent']} | {row['budget']} | {row['pass@1']:.3f} | [{row['low']:.3f}, {row['high']:.3f}] | "
+            f"{row['tasks']} |"
+        )
+    lines += ["", "| difference | T | Pass@1 difference | 95% CI (paired) | tasks |", "|---|---|---|---|---|"]
+    for row in study["differences"]:
+        lines.append(
+            f"| {row['pair']} | {row['budget']} | {row['diff']:+.3f} | [{row['low']:+.3f}, {row['high']:+.3f}] | "
             f"{row['tasks']} |"
         )
     times = ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in study["stage_wall_s"].items())
