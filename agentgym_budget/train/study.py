@@ -101,15 +101,17 @@ class StudyConfig:
                     budget=max(self.budgets),
                     seed=self.seed,
                     sft=SFTSettings(steps=150, save_steps=50),
-                    grpo=GRPOSettings(),
+                    grpo=GRPOSettings(steps=200),
                 ),
             )
 
     def recipe(self, name: str, sft_final: Path | None = None) -> TrainConfig:
         """The :class:`TrainConfig` of the stage ``name`` (``fixed`` and ``budgetmix`` start from ``sft_final``)."""
         assert self.train is not None
-        if name == "sft":
-            return replace(self.train, recipe="sft", budget=max(self.budgets), budgets=None, init=None)
+        if name == "sft":  # RL settings do not concern it: studies that differ only in them share an SFT run
+            return replace(
+                self.train, recipe="sft", budget=max(self.budgets), budgets=None, init=None, grpo=GRPOSettings()
+            )
         init = str(sft_final) if sft_final is not None else None
         if name == "fixed":
             return replace(self.train, recipe="fixed", budget=self.train_budget, budgets=None, init=init, model=None)
