@@ -323,3 +323,34 @@ def test_probe_and_recovery_cli_play_a_saved_checkpoint(checkpoint: Path, tmp_pa
     assert main([*argv, "--out", str(recovery_out)]) == 0
     lines = [json.loads(line) for f in recovery_out.glob("*.jsonl") for line in f.read_text().splitlines()]
     assert any(r.get("agent") == f"hf:{checkpoint}:max_new_tokens=6" for r in lines)
+
+
+def test_the_fallback_parser_reads_replies_like_trl(checkpoint: Path) -> None:
+    import dataclasses
+
+    from agentgym_budget.agents.hf_model import act_commands
+
+    local = load_local_model(checkpoint)
+    assert local.parser == "trl"
+    fallback = dataclasses.replace(local, parser="tool_call_tags")
+    replies = [_call("go east") + _call("take coin"), "Action: look", '<tool_call>\n{"name": "act"}\n</tool_call>']
+    for text in replies:
+        ids = _reply_ids(local, text)
+        assert act_commands(fallback.parse(ids, []), "act") == act_commands(local.parse(ids, []), "act")
+    assert act_commands(local.parse(_reply_ids(local, replies[0]), []), "act") == (["go east", "take coin"], "")
+
+
+def test_a_template_that_is_not_prefix_preserving_gets_trls_training_template(checkpoint: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+    from trl import chat_template_utils as templates
+
+    directory = tmp_path / "qwen3"
+    directory.mkdir()
+    for item in checkpoint.iterdir():
+        (directory / item.name).write_bytes(item.read_bytes())
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    tokenizer.chat_template = templates.qwen3_chat_template
+    tokenizer.save_pretrained(directory)
+    assert not templates.is_chat_template_prefix_preserving(tokenizer)
+    local = load_local_model(directory)
+    assert local.tokenizer.chat_template == templates.qwen3_training_chat_template and local.parser == "trl"

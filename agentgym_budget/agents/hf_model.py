@@ -9,7 +9,8 @@ once per process and directory (every agent of a worker shares it) and prepares 
 GRPO trainer prepares it for multi-turn tool calling:
 
 * the tokenizer's chat template must render tool calls; a template that is not prefix-preserving is
-  replaced by TRL's training template (``get_training_chat_template``), as the trainer does;
+  replaced by TRL's training template (``get_training_chat_template``), as the trainer does (a
+  template TRL cannot patch is kept: conversations are extended by concatenation either way);
 * replies are read with TRL's ``parse_response`` and the response schema TRL's ``add_response_schema``
   sets for the template (Qwen, Llama 3, ...). For a template TRL does not know, ``<tool_call>{json}</tool_call>``
   blocks (the Hermes / Qwen convention) are read instead, and the rest of the reply is its text.
@@ -172,14 +173,20 @@ _LOCK = threading.Lock()
 
 def _prepare_tokenizer(tokenizer: Any) -> str:
     templates = require("trl.chat_template_utils", extra="trl", feature=_FEATURE, package="trl", min_python=(3, 11))
-    if not templates.is_chat_template_prefix_preserving(tokenizer):
-        tokenizer.chat_template = templates.get_training_chat_template(tokenizer)
+    parser = "trl"
     if getattr(tokenizer, "response_template", None) is None and getattr(tokenizer, "response_schema", None) is None:
-        try:
+        try:  # recognised from the model's own template, before it is replaced below (as in TRL)
             templates.add_response_schema(tokenizer)
         except ValueError:
-            return "tool_call_tags"
-    return "trl"
+            parser = "tool_call_tags"
+    if not templates.is_chat_template_prefix_preserving(tokenizer):
+        try:
+            training = templates.get_training_chat_template(tokenizer)
+        except ValueError:  # TRL could not have trained with it either; its own template still renders the turns
+            training = None
+        if training is not None:
+            tokenizer.chat_template = training
+    return parser
 
 
 def load_local_model(path: str | Path, *, threads: int = 0, loader: Callable[[Path], Any] | None = None) -> LocalModel:
