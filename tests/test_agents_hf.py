@@ -354,3 +354,21 @@ def test_a_template_that_is_not_prefix_preserving_gets_trls_training_template(ch
     assert not templates.is_chat_template_prefix_preserving(tokenizer)
     local = load_local_model(directory)
     assert local.tokenizer.chat_template == templates.qwen3_training_chat_template and local.parser == "trl"
+
+
+def test_a_model_is_loaded_once_per_process_until_its_directory_changes(checkpoint: Path, tmp_path: Path) -> None:
+    import torch
+
+    directory = tmp_path / "ckpt"
+    directory.mkdir()
+    for item in checkpoint.iterdir():
+        (directory / item.name).write_bytes(item.read_bytes())
+    first = load_local_model(directory)
+    assert load_local_model(directory) is first
+    with torch.no_grad():
+        first.model.model.embed_tokens.weight.add_(1.0)
+    first.model.save_pretrained(directory)  # a new checkpoint over the old one
+    second = load_local_model(directory)
+    assert second is not first and torch.equal(
+        second.model.model.embed_tokens.weight, first.model.model.embed_tokens.weight
+    )

@@ -5,7 +5,8 @@ when they are parsed, before a run starts): it must hold ``config.json``, weight
 or ``pytorch_model*.bin``), a tokenizer (``tokenizer.json`` or ``tokenizer_config.json``) and, if
 present, a valid ``agentgym_chat.json``
 (:class:`~agentgym_budget.train.chat_format.ChatFormat`). :func:`load_local_model` loads the model
-once per process and directory (every agent of a worker shares it) and prepares it the way TRL's
+once per process and directory (every agent of a worker shares it; a directory whose files changed
+since is loaded again) and prepares it the way TRL's
 GRPO trainer prepares it for multi-turn tool calling:
 
 * the tokenizer's chat template must render tool calls; a template that is not prefix-preserving is
@@ -167,7 +168,7 @@ class LocalModel:
         return {"role": "assistant", "content": content, **({"tool_calls": calls} if calls else {})}
 
 
-_CACHE: dict[Path, LocalModel] = {}
+_CACHE: dict[tuple[Path, tuple[tuple[str, int, int], ...]], LocalModel] = {}
 _LOCK = threading.Lock()
 
 
@@ -207,9 +208,12 @@ def load_local_model(path: str | Path, *, threads: int = 0, loader: Callable[[Pa
     if threads > 0:
         torch.set_num_threads(int(threads))
     directory = check_model_dir(path).resolve()
+    # A directory rewritten since (a new checkpoint saved over it) is loaded again.
+    files = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in directory.iterdir() if p.is_file()))
+    key = (directory, files)
     with _LOCK:
-        if directory in _CACHE:
-            return _CACHE[directory]
+        if key in _CACHE:
+            return _CACHE[key]
         from agentgym_budget.train.chat_format import ChatFormat
 
         if loader is None:
@@ -226,5 +230,7 @@ def load_local_model(path: str | Path, *, threads: int = 0, loader: Callable[[Pa
         loaded = LocalModel(
             directory, model, tokenizer, ChatFormat.load(directory), frozenset(eos_ids), int(pad), context, parser
         )
-        _CACHE[directory] = loaded
+        for old in [k for k in _CACHE if k[0] == directory]:
+            del _CACHE[old]
+        _CACHE[key] = loaded
         return loaded
