@@ -128,10 +128,7 @@ class ConversationTokens:
     def add_call(self, command: str) -> None:
         """Append an assistant turn calling the tool with ``command`` (a turn played for the model)."""
         user = [{"role": "user", "content": "x"}]
-        call = [
-            *user,
-            {"role": "assistant", "content": "", "tool_calls": [tool_call(self.format.tool, command=command)]},
-        ]
+        call = [*user, {"role": "assistant", "content": "", "tool_calls": [tool_call(self.format.tool, command=command)]}]
         prefix = self._render(user, generation_prompt=True)
         full = self._trim_to_eos(self._render(call, generation_prompt=False))
         self.ids.extend(full[len(prefix) :] if full[: len(prefix)] == prefix else full)
@@ -143,9 +140,7 @@ class ConversationTokens:
             {"role": "assistant", "content": "", "tool_calls": [tool_call(self.format.tool)]},
         ]
         prefix = self._trim_to_eos(self._render(call, generation_prompt=False))
-        full = self._render(
-            [*call, {"role": "tool", "name": self.format.tool, "content": text}], generation_prompt=True
-        )
+        full = self._render([*call, {"role": "tool", "name": self.format.tool, "content": text}], generation_prompt=True)
         if full[: len(prefix)] != prefix:
             raise DataError("The chat template does not extend a conversation by appending tool answers.")
         self.ids.extend(full[len(prefix) :])
