@@ -106,11 +106,15 @@ def training_plot(out: str | Path, path: str | Path, *, window: int = 10) -> Pat
     figure, (loss, reward, success) = new_figure(3, columns=3)
     if sft:
         loss.plot([r["step"] for r in sft], [r["loss"] for r in sft], marker=".")
+    else:
+        loss.text(0.5, 0.5, "no SFT phase in this run\n(RL from --init)", ha="center", transform=loss.transAxes)
     loss.set(title="SFT loss (assistant tokens)", xlabel="step", ylabel="loss")
     if rl:
         reward.plot([r["step"] for r in rl], [r["reward"] for r in rl], alpha=0.35, label="per step")
         reward.plot(*_moving([r["step"] for r in rl], [r["reward"] for r in rl], window), label=f"mean of {window}")
         reward.legend(fontsize=8)
+    else:
+        reward.text(0.5, 0.5, "no RL phase in this run", ha="center", transform=reward.transAxes)
     reward.set(title="GRPO mean return", xlabel="step", ylabel="return")
     budgets = sorted({int(e["budget"]) for e in episodes})
     for index, budget in enumerate(budgets):
