@@ -101,7 +101,7 @@ class StudyConfig:
                     budget=max(self.budgets),
                     seed=self.seed,
                     sft=SFTSettings(steps=150, save_steps=50),
-                    grpo=GRPOSettings(steps=200),
+                    grpo=GRPOSettings(),
                 ),
             )
 
