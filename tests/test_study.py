@@ -32,7 +32,6 @@ def small_study(**changes):
 
 
 def test_study_settings_are_checked():
-    pytest.importorskip("trl")
     with pytest.raises(InvalidOptionError, match="train_budget=5 must be one of eval_budgets"):
         small_study(train_budget=5)
     with pytest.raises(InvalidOptionError, match="exceed eval_samples"):

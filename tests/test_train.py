@@ -16,8 +16,8 @@ from tests.train_support import COIN, tiny_config
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
+@pytest.fixture
+def one_thread():
     torch = pytest.importorskip("torch")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a model this small is fastest on one thread of a shared machine
@@ -26,7 +26,6 @@ def _one_thread():
 
 
 def test_recipe_options_are_validated():
-    pytest.importorskip("trl")
     from agentgym_budget.train.recipe import TrainConfig
 
     with pytest.raises(InvalidOptionError, match="Did you mean 'budgetmix'"):
@@ -51,7 +50,6 @@ def test_recipe_options_are_validated():
 
 
 def test_budget_drawn_per_episode_truncates_and_is_shown():
-    pytest.importorskip("trl")
     from agentgym_budget.integrations.trl import BudgetToolEnv
 
     config = tiny_config("budgetmix", show_budget=True).session_config()
@@ -75,6 +73,7 @@ def test_budget_drawn_per_episode_truncates_and_is_shown():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
 def test_fixed_recipe_trains_sft_then_grpo_and_writes_loadable_checkpoints(tmp_path):
     from agentgym_budget.train.base_model import load_causal_lm
     from agentgym_budget.train.chat_format import FORMAT_FILE, ChatFormat
@@ -129,6 +128,7 @@ def _weights(model):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
 def test_sft_resumes_after_interruption_to_the_same_weights(tmp_path):
     torch = pytest.importorskip("torch")
     from agentgym_budget.train.base_model import build_base_model
@@ -168,6 +168,7 @@ def test_sft_resumes_after_interruption_to_the_same_weights(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
 def test_grpo_resumes_from_its_checkpoint(tmp_path):
     from agentgym_budget.train.base_model import build_base_model
     from agentgym_budget.train.grpo import GRPOSettings, run_grpo
@@ -204,7 +205,6 @@ def test_grpo_resumes_from_its_checkpoint(tmp_path):
 
 
 def test_train_command_reports_a_missing_budget(capsys, tmp_path):
-    pytest.importorskip("trl")
     from agentgym_budget.cli.main import main
 
     assert main(["train", "--recipe", "fixed", "--out", str(tmp_path)]) == 2
@@ -213,12 +213,12 @@ def test_train_command_reports_a_missing_budget(capsys, tmp_path):
 
 
 def test_session_config_of_a_fixed_recipe_has_one_budget():
-    pytest.importorskip("trl")
     config = tiny_config("fixed").session_config()
     assert config == SessionConfig(*COIN, split="train", max_turns=3)
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
 def test_grpo_is_deterministic_for_a_seed(tmp_path):
     torch = pytest.importorskip("torch")
     from agentgym_budget.train.base_model import build_base_model
@@ -241,6 +241,7 @@ def test_grpo_is_deterministic_for_a_seed(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
 def test_train_command_runs_and_resumes_from_its_output(tmp_path, capsys):
     pytest.importorskip("trl")
     from agentgym_budget.cli.main import main
@@ -261,6 +262,7 @@ def test_train_command_runs_and_resumes_from_its_output(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_thread")
 def test_a_local_model_is_the_base_policy_with_model(tmp_path):
     from agentgym_budget.train.base_model import build_base_model, load_causal_lm, parameter_count, save_model
     from agentgym_budget.train.chat_format import ChatFormat

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
-
 __all__ = ["COIN", "tiny_config"]
 
 COIN = ("TextWorld-CoinCollector-v0", "level=2")
@@ -13,7 +11,6 @@ COIN = ("TextWorld-CoinCollector-v0", "level=2")
 
 def tiny_config(recipe="fixed", **changes):
     """A training config small enough for a test: 1-layer 32-wide model, a few steps."""
-    pytest.importorskip("trl")
     from agentgym_budget.train.base_model import TinyModelSpec
     from agentgym_budget.train.grpo import GRPOSettings
     from agentgym_budget.train.recipe import TrainConfig

@@ -95,12 +95,11 @@ def build_study(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the study and print its table."""
-    import torch
-
+    from agentgym_budget.integrations.dependencies import require
     from agentgym_budget.train.study import STAGES, run_study
 
-    torch.set_num_threads(args.threads)
     config = build_study(args)
+    require("torch", extra="trl", feature="The study").set_num_threads(args.threads)
     print(f"Study on {config.env_id} ({config.env_kwargs}): T={config.train_budget}, budgets {list(config.budgets)}")
     print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)
     began = time.perf_counter()

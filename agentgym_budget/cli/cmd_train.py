@@ -103,12 +103,11 @@ def build_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training and print its summary."""
-    import torch
-
+    from agentgym_budget.integrations.dependencies import require
     from agentgym_budget.train.recipe import run_training
 
-    torch.set_num_threads(args.threads)
     config = build_config(args)
+    require("torch", extra="trl", feature="Training").set_num_threads(args.threads)
     budgets = (
         f"budgets {','.join(map(str, config.budgets))} (BudgetMix)"
         if config.budgets
