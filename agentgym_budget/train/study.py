@@ -178,7 +178,7 @@ def study_differences(passkt_summary: dict[str, Any], agents: dict[str, str], bu
                 first, second = names.get(entry["first"], entry["first"]), names.get(entry["second"], entry["second"])
                 diff, low, high = cell["diff"], cell["ci_low"], cell["ci_high"]
                 if _rank(first) < _rank(second):  # report later recipe minus earlier one: RL - SFT
-                    first, second, diff, low, high = second, first, -diff, -high, -low
+                    first, second, diff, low, high = second, first, 0.0 - diff, 0.0 - high, 0.0 - low  # no -0.0
                 rows.append(
                     {
                         "pair": f"{first} - {second}",
