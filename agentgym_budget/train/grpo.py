@@ -49,13 +49,13 @@ class GRPOSettings:
         learning_rate: Learning rate (constant after a short warm-up).
         temperature: Sampling temperature of the rollouts.
         beta: KL coefficient to the reference model (the starting policy). Without it (0, TRL's default)
-            the tiny model soon stops calling the tool at all, measured on Coin Collector level 3.
+            the tiny model learned within 10 to 20 steps to stop calling the tool at all (Coin Collector
+            level 3, learning rates 2e-4 and 5e-4, either loss averaging).
         tokens_per_turn: Completion tokens allowed per turn; ``max_completion_length`` is this times the
             largest budget plus one (tool answers count toward it).
         save_steps: Steps between checkpoints.
         loss_type: TRL's loss aggregation. ``"grpo"`` (default) averages each rollout's token losses
-            first, so a failed episode's many turns do not outweigh a won episode's few: with TRL's
-            token-level default a tiny model soon learns to stop calling the tool at all.
+            first, so a failed episode's many turns do not outweigh a won episode's few.
 
     Raises:
         InvalidOptionError: A value out of range, or ``episodes_per_step`` not a multiple of ``num_generations``.
