@@ -67,7 +67,7 @@ class TrainConfig:
         env_id: A registered environment id.
         env_kwargs: Its constructor arguments (mapping or ``"k=v,..."``).
         recipe: One of :data:`RECIPES`.
-        budget: Budget of every RL episode (``fixed``); with ``sft``, the demonstrations' budget.
+        budget: Budget of every RL episode (``fixed``); with ``sft``, the demonstrations' budget (default 16).
         budgets: Budgets drawn per episode (``budgetmix``).
         show_budget: Show the remaining turns in every observation (demonstrations and RL alike).
         process_reward: RL on the ProcessReward-shaped return instead of the family's reward.
