@@ -335,8 +335,10 @@ def turn_text(
         A hall.
         <BLANKLINE>
         Admissible actions: go east | look
-        >>> turn_text("You win.", ["look"], end="[Episode over: task completed in 2 turns.]")
-        'You win.\n\n[Episode over: task completed in 2 turns.]'
+        >>> print(turn_text("You win.", ["look"], end="[Episode over: task completed in 2 turns.]"))
+        You win.
+        <BLANKLINE>
+        [Episode over: task completed in 2 turns.]
     """
     parts = []
     if goal and goal not in observation:
