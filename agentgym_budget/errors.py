@@ -33,6 +33,7 @@ __all__ = [
     "InvalidInfoKeyError",
     "InvalidOptionError",
     "MissingDependencyError",
+    "ModelPathError",
     "RunConfigError",
     "SnapshotMismatchError",
     "SnapshotUnsupportedError",
@@ -162,6 +163,10 @@ class MissingDependencyError(AgentGymBudgetError, gym_error.DependencyNotInstall
 
 class DataError(AgentGymBudgetError, ValueError):
     """User-provided data (a game file, a data directory) is missing or malformed."""
+
+
+class ModelPathError(InvalidOptionError):
+    """A model path (e.g. of an ``hf:PATH`` agent) that is missing or does not hold a loadable model."""
 
 
 class GenerationError(AgentGymBudgetError, RuntimeError):

@@ -57,7 +57,7 @@ def test_openai_names_keep_colons_in_models_and_urls() -> None:
     ("name", "error", "match"),
     [
         ("noisy-expert-recovr", UnknownAgentError, "Did you mean 'noisy-expert-recover'"),
-        ("gpt", UnknownAgentError, "Known agents: expert, noisy-expert-norecover"),
+        ("gpt", UnknownAgentError, "Known agents: expert, hf, noisy-expert-norecover"),
         ("noisy-expert-recover:esp=0.2", InvalidOptionError, "Did you mean 'eps'"),
         ("noisy-expert-recover:eps=high", InvalidOptionError, "not a valid float"),
         ("noisy-expert-recover:eps=1.5", InvalidOptionError, r"in \[0, 1\]"),

@@ -6,12 +6,13 @@
 ``noisy-expert-recover[:eps=E]``      expert that errs with probability E and re-plans after errors
 ``noisy-expert-norecover[:eps=E]``    expert that errs with probability E and keeps its stale plan
 ``openai:MODEL[:key=value,...]``      chat model behind any OpenAI-compatible endpoint
+``hf:PATH[:key=value,...]``           local Hugging Face causal LM (e.g. a training checkpoint)
 ====================================  ===========================================================
 
 Example:
     >>> from agentgym_budget.agents import parse_agent
     >>> sorted(agent_kinds())
-    ['expert', 'noisy-expert-norecover', 'noisy-expert-recover', 'openai', 'random']
+    ['expert', 'hf', 'noisy-expert-norecover', 'noisy-expert-recover', 'openai', 'random']
     >>> parse_agent("random").build()
     RandomAgent()
 """
@@ -74,6 +75,18 @@ def _openai_agent(model: str, **options: Any) -> Any:
     return OpenAIChatAgent(model, **options)
 
 
+def _hf_agent(path: str, **options: Any) -> Any:
+    from agentgym_budget.agents.hf_agent import HFAgent
+
+    return HFAgent(path, **options)
+
+
+def _check_model_dir(path: str) -> None:
+    from agentgym_budget.agents.hf_model import check_model_dir
+
+    check_model_dir(path)
+
+
 def _check_template(path: str) -> None:
     if path:
         from agentgym_budget.agents.prompting import PromptTemplate
@@ -126,6 +139,22 @@ def _register_builtins() -> None:
             Param("backoff", float, 1.0, "first retry delay in seconds", operational=True, minimum=0.0),
             Param("concurrency", int, 8, "requests in flight per worker process", operational=True, minimum=1),
             Param("send_seed", bool, True, "send a per-turn seed"),
+        ],
+    )
+    register_agent(
+        "hf",
+        _hf_agent,
+        argument="path",
+        check_argument=_check_model_dir,
+        description="Local Hugging Face causal LM directory (a training checkpoint), played through the act tool.",
+        params=[
+            Param("temperature", float, 1.0, "sampling temperature (0: greedy)", minimum=0.0),
+            Param("top_p", float, 1.0, "nucleus sampling mass", minimum=0.0, maximum=1.0, above_minimum=True),
+            Param("top_k", int, 0, "keep the k most likely tokens (0: off)", minimum=0),
+            Param("max_new_tokens", int, 128, "tokens per reply", minimum=1),
+            Param("batch_size", int, 8, "replies generated in one batch", operational=True, minimum=1),
+            Param("concurrency", int, 8, "episodes played at once per worker process", operational=True, minimum=1),
+            Param("threads", int, 0, "torch threads per worker process (0: default)", operational=True, minimum=0),
         ],
     )
 

@@ -137,6 +137,8 @@ class AgentKind:
         description: One line for listings.
         params: Accepted parameters.
         argument: Name of the required positional argument (e.g. ``"model"``), or ``None``.
+        check_argument: Called with the argument when a name is parsed; raises an error of the
+            package (or ``ValueError``) when it is unusable, e.g. a model path that holds no model.
     """
 
     name: str
@@ -144,6 +146,7 @@ class AgentKind:
     description: str
     params: tuple[Param, ...] = ()
     argument: str | None = None
+    check_argument: Callable[[str], Any] | None = None
 
     def param(self, name: str) -> Param:
         """The parameter called ``name`` (raises :class:`InvalidOptionError` naming the valid ones)."""
@@ -209,11 +212,12 @@ def register_agent(
     description: str,
     params: Sequence[Param] = (),
     argument: str | None = None,
+    check_argument: Callable[[str], Any] | None = None,
 ) -> AgentKind:
     """Make ``name`` usable in :func:`parse_agent` (and so in ``--agent``); returns the kind."""
     if not re.fullmatch(r"[a-z][a-z0-9_.-]*", name):
         raise InvalidOptionError(f"Agent kind names are lower-case words joined by '-', got {name!r}.")
-    kind = AgentKind(name, factory, description, tuple(params), argument)
+    kind = AgentKind(name, factory, description, tuple(params), argument, check_argument)
     _KINDS[name] = kind
     return kind
 
@@ -256,6 +260,13 @@ def parse_agent(text: str | AgentSpec) -> AgentSpec:
         raise InvalidOptionError(
             f"Agent {kind.name!r} needs its {kind.argument}: write {kind.name}:{kind.argument.upper()}."
         )
+    if kind.check_argument is not None and argument:
+        try:
+            kind.check_argument(argument)
+        except AgentGymBudgetError as err:
+            raise type(err)(f"agent {text!r}: {err}") from None
+        except ValueError as err:
+            raise InvalidOptionError(f"agent {text!r}: {err}") from None
     values = {param.name: param.default for param in kind.params}
     for item in _PARAM_SPLIT.split(tail) if tail else ():
         key, _, raw = item.partition("=")

@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,7 @@ __all__ = [
     "SessionConfig",
     "episode_fields",
     "episode_outcome",
+    "turn_text",
 ]
 
 EPISODE_FIELDS = ("task", "seed", "max_turns", "show_budget")
@@ -317,6 +318,39 @@ def _end_line(turn: EpisodeTurn) -> str:
     return f"[Episode over: {episode_outcome(turn)}.]"
 
 
+def turn_text(
+    observation: str, admissible: Sequence[str] = (), *, goal: str | None = None, end: str | None = None
+) -> str:
+    """The text a model is shown for one reset or step: what :attr:`EpisodeTurn.text` holds.
+
+    The goal (on reset, when the observation does not already contain it), the observation, then the
+    end line when the episode ended, else the admissible actions (if any are given). Agents that play
+    a model trained through the adapters (e.g. ``hf:PATH``) rebuild the same text from what the
+    evaluation runner gives them.
+
+    Example:
+        >>> print(turn_text("A hall.", ["go east", "look"], goal="Take the coin."))
+        Goal: Take the coin.
+        <BLANKLINE>
+        A hall.
+        <BLANKLINE>
+        Admissible actions: go east | look
+        >>> print(turn_text("You win.", ["look"], end="[Episode over: task completed in 2 turns.]"))
+        You win.
+        <BLANKLINE>
+        [Episode over: task completed in 2 turns.]
+    """
+    parts = []
+    if goal and goal not in observation:
+        parts.append(f"Goal: {goal}")
+    parts.append(observation)
+    if end is not None:
+        parts.append(end)
+    elif admissible:
+        parts.append("Admissible actions: " + " | ".join(admissible))
+    return "\n\n".join(parts)
+
+
 class EpisodeSession:
     """One env stack playing one episode at a time (see the module docstring for the mapping).
 
@@ -434,15 +468,13 @@ class EpisodeSession:
             matched=None if parsed is None else parsed.matched,
             info={key: info.get(key) for key in self.config.info_keys},
         )
-        parts = []
-        if first and turn.goal and turn.goal not in observation:
-            parts.append(f"Goal: {turn.goal}")
-        parts.append(observation)
-        if turn.done:
-            parts.append(_end_line(turn))
-        elif self.config.show_actions and admissible:
-            parts.append("Admissible actions: " + " | ".join(admissible))
-        return dataclasses.replace(turn, text="\n\n".join(parts))
+        text = turn_text(
+            observation,
+            admissible if self.config.show_actions else (),
+            goal=turn.goal if first else None,
+            end=_end_line(turn) if turn.done else None,
+        )
+        return dataclasses.replace(turn, text=text)
 
     def forget(self) -> None:
         """Drop the current episode: :meth:`step` then needs a :meth:`reset` (a pool does this on reuse)."""

@@ -1,0 +1,109 @@
+"""The study in one command: SFT, fixed-budget GRPO, BudgetMix GRPO, then Pass@(K,T), probes and recovery.
+
+Trains three policies on the train split (recipes sft; fixed at --train-budget from the SFT model;
+budgetmix over --budgets from the SFT model, same steps and tasks), then evaluates the three
+checkpoints as hf:OUT/<recipe>/final agents on held-out tasks of the test split: the Pass@(K,T) grid
+(--eval-budgets, K in 1,2,4), single-step probes and recovery probes. Defaults: TextWorld Coin
+Collector level 3, the built-in tiny model, T=6, budgets 3,4,6,8 (the README's CPU study).
+
+Writes OUT/study.json (settings, wall time per stage, Pass@1 with 95% bootstrap intervals per agent
+and budget), OUT/study.md, and each stage's own outputs (OUT/sft, OUT/fixed, OUT/budgetmix,
+OUT/passkt, OUT/probe, OUT/recovery, with their plots). Rerun with the same --out to resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from agentgym_budget.cli.common import int_list, positive_int
+
+__all__ = ["HELP", "NAME", "add_arguments", "build_study", "run"]
+
+NAME = "study"
+HELP = "train SFT, fixed-budget RL and BudgetMix RL, then compare them on held-out tasks (CPU)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``study``.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> args = parser.parse_args(["--out", "runs/study", "--rl-steps", "10", "--stages", "sft,fixed"])
+        >>> args.rl_steps, args.stages, args.train_budget
+        (10, ('sft', 'fixed'), 6)
+    """
+    parser.add_argument("--env", default="TextWorld-CoinCollector-v0", metavar="ID", help="environment")
+    parser.add_argument("--env-args", default="level=3", metavar="K=V,...", help="its arguments (default level=3)")
+    parser.add_argument("--train-budget", type=positive_int, default=6, help="fixed recipe's budget (default 6)")
+    parser.add_argument("--budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="BudgetMix budgets")
+    parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="grid budgets")
+    parser.add_argument("--eval-tasks", type=positive_int, default=30, help="held-out test tasks (default 30)")
+    parser.add_argument("--eval-samples", type=positive_int, default=4, help="episodes per task and budget (default 4)")
+    parser.add_argument("--probe-states", type=int, default=15, help="probe states (0: skip; default 15)")
+    parser.add_argument("--recovery-states", type=int, default=10, help="recovery states (0: skip; default 10)")
+    parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 150)")
+    parser.add_argument("--rl-steps", type=positive_int, default=None, help="GRPO steps per RL recipe (default 60)")
+    parser.add_argument("--train-tasks", type=positive_int, default=None, help="train-split tasks (default 40)")
+    parser.add_argument("--show-budget", action="store_true", help="train and evaluate with the budget shown")
+    parser.add_argument(
+        "--stages",
+        type=lambda text: tuple(s.strip() for s in text.split(",") if s.strip()),
+        default=None,
+        metavar="S,...",
+        help="stages to run (default all: sft,fixed,budgetmix,passkt,probe,recovery)",
+    )
+    parser.add_argument("--workers", type=positive_int, default=2, help="evaluation worker processes (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="study directory (rerun to resume)")
+    parser.add_argument(
+        "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def build_study(args: argparse.Namespace):
+    """The :class:`~agentgym_budget.train.study.StudyConfig` of parsed arguments."""
+    from agentgym_budget.train.study import StudyConfig
+
+    study = StudyConfig(
+        args.env,
+        args.env_args,
+        train_budget=args.train_budget,
+        budgets=args.budgets,
+        eval_budgets=args.eval_budgets,
+        eval_tasks=args.eval_tasks,
+        eval_samples=args.eval_samples,
+        probe_states=args.probe_states,
+        recovery_states=args.recovery_states,
+        workers=args.workers,
+        seed=args.seed,
+    )
+    train = study.train
+    train = replace(
+        train,
+        show_budget=args.show_budget,
+        train_tasks=args.train_tasks or train.train_tasks,
+        sft=replace(train.sft, steps=args.sft_steps) if args.sft_steps else train.sft,
+        grpo=replace(train.grpo, steps=args.rl_steps) if args.rl_steps else train.grpo,
+    )
+    return replace(study, train=train)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or resume) the study and print its table."""
+    from agentgym_budget.integrations.dependencies import require
+    from agentgym_budget.train.study import STAGES, run_study
+
+    config = build_study(args)
+    require("torch", extra="trl", feature="The study").set_num_threads(args.threads)
+    print(f"Study on {config.env_id} ({config.env_kwargs}): T={config.train_budget}, budgets {list(config.budgets)}")
+    print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)
+    began = time.perf_counter()
+    run_study(config, args.out, stages=args.stages or STAGES, progress=not args.no_progress)
+    print((args.out / "study.md").read_text())
+    print(f"{time.perf_counter() - began:.0f} s")
+    return 0

@@ -1,0 +1,125 @@
+"""Train a policy on an environment: SFT base policy, then multi-turn GRPO at one budget or a budget mix (CPU).
+
+Recipes: sft (supervised fine-tuning on the won episodes of a scripted noisy expert, with TRL's
+SFTTrainer), fixed (SFT, then GRPO with every episode at --budget) and budgetmix (SFT, then GRPO with
+each episode's budget drawn from --budgets by BudgetMix). GRPO plays the episodes through the suite's
+TRL integration (one `act` tool call is one turn). --init DIR starts the RL phase from a checkpoint
+(e.g. an sft run's OUT/final) instead of running SFT first. Without --model the base policy is a tiny
+Qwen2 causal LM built locally with a tokenizer trained on the demonstrations (nothing is downloaded).
+
+Writes OUT/final (model, tokenizer and agentgym_chat.json: evaluate it as the agent hf:OUT/final),
+per phase OUT/sft/ and OUT/rl/ (checkpoints/, metrics.jsonl, episodes.jsonl), summary.json and
+training.png. Rerunning the same command with the same --out resumes a killed run from its last
+checkpoint. Needs the trl extra (pip install "agentgym-budget[trl]").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from agentgym_budget.cli.common import int_list, positive_int
+
+__all__ = ["DEFAULT_TRAIN_ENV", "DEFAULT_TRAIN_ENV_ARGS", "HELP", "NAME", "add_arguments", "build_config", "run"]
+
+NAME = "train"
+HELP = "train a policy: SFT base, then GRPO at a fixed budget or a BudgetMix (CPU, tiny local model by default)"
+
+DEFAULT_TRAIN_ENV = "TextWorld-CoinCollector-v0"
+DEFAULT_TRAIN_ENV_ARGS = "level=3"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``train``.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> args = parser.parse_args(["--recipe", "budgetmix", "--budgets", "4,6", "--out", "runs/bm", "--steps", "5"])
+        >>> args.env, args.env_args, args.budgets, args.steps, args.seed
+        ('TextWorld-CoinCollector-v0', 'level=3', (4, 6), 5, 0)
+    """
+    parser.add_argument(
+        "--env", default=DEFAULT_TRAIN_ENV, metavar="ID", help=f"environment (default {DEFAULT_TRAIN_ENV})"
+    )
+    parser.add_argument(
+        "--env-args",
+        default=DEFAULT_TRAIN_ENV_ARGS,
+        metavar="K=V,...",
+        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS})",
+    )
+    parser.add_argument("--recipe", required=True, help="sft, fixed or budgetmix")
+    parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
+    parser.add_argument(
+        "--budgets", type=int_list, default=None, metavar="T,...", help="budgetmix: budgets drawn per episode"
+    )
+    parser.add_argument("--show-budget", action="store_true", help="show [Turns left: k of T] in every observation")
+    parser.add_argument("--process-reward", action="store_true", help="RL on the ProcessReward-shaped return")
+    parser.add_argument("--model", default=None, metavar="PATH", help="local Hugging Face causal LM as the base policy")
+    parser.add_argument("--init", default=None, metavar="DIR", help="start RL from this checkpoint (skips SFT)")
+    parser.add_argument("--steps", type=positive_int, default=None, help="GRPO steps (default 60; with sft: SFT steps)")
+    parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 150)")
+    parser.add_argument(
+        "--train-tasks", type=positive_int, default=40, help="tasks of the train split used (default 40)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
+    parser.add_argument(
+        "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--no-plots", action="store_true", help="no training.png")
+
+
+def build_config(args: argparse.Namespace):
+    """The :class:`~agentgym_budget.train.recipe.TrainConfig` of parsed arguments.
+
+    Example:
+        >>> parser = argparse.ArgumentParser(); add_arguments(parser)
+        >>> config = build_config(parser.parse_args(["--recipe", "fixed", "--budget", "6", "--out", "x", "--steps", "3"]))
+        >>> config.recipe, config.budget, config.grpo.steps, config.sft.steps
+        ('fixed', 6, 3, 150)
+    """
+    from dataclasses import replace
+
+    from agentgym_budget.train.recipe import TrainConfig
+
+    base = TrainConfig(args.env, args.env_args, recipe=args.recipe, budget=args.budget, budgets=args.budgets)
+    sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
+    return replace(
+        base,
+        show_budget=args.show_budget,
+        process_reward=args.process_reward,
+        model=args.model,
+        init=args.init,
+        train_tasks=args.train_tasks,
+        seed=args.seed,
+        sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,
+        grpo=replace(base.grpo, steps=args.steps) if args.steps and args.recipe != "sft" else base.grpo,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or resume) the training and print its summary."""
+    from agentgym_budget.integrations.dependencies import require
+    from agentgym_budget.train.recipe import run_training
+
+    config = build_config(args)
+    require("torch", extra="trl", feature="Training").set_num_threads(args.threads)
+    budgets = (
+        f"budgets {','.join(map(str, config.budgets))} (BudgetMix)"
+        if config.budgets
+        else f"budget {config.largest_budget}"
+    )
+    start = f"RL from {config.init}" if config.init else f"base {config.model or 'built-in tiny model'}"
+    print(
+        f"Training recipe {config.recipe} on {config.session_config().ref.label}: {budgets}, {start}, seed={config.seed}"
+    )
+    print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)
+    began = time.perf_counter()
+    summary = run_training(config, args.out, progress=not args.no_progress, plots=not args.no_plots)
+    print(json.dumps(summary, indent=2, sort_keys=True))
+    print(f"model: {args.out / 'final'}  (agent hf:{args.out / 'final'});  {time.perf_counter() - began:.0f} s")
+    return 0

@@ -1,0 +1,17 @@
+"""Training LLM agents on the suite's environments (extra ``trl``): ``agentgym-budget train`` and ``study``.
+
+One module per concept, each importing torch / transformers / TRL only when used:
+
+* :mod:`~agentgym_budget.train.chat_format`: the chat format saved beside the weights (``agentgym_chat.json``)
+  and conversations as token ids exactly as TRL's GRPO builds them (read by ``hf:PATH`` agents);
+* :mod:`~agentgym_budget.train.trajectories`: scripted agents' episodes as tool-calling conversations;
+* :mod:`~agentgym_budget.train.base_model`: the built-in tiny causal LM and tokenizer (built locally), or
+  any local Hugging Face causal LM;
+* :mod:`~agentgym_budget.train.sft`: supervised fine-tuning with TRL's ``SFTTrainer``;
+* :mod:`~agentgym_budget.train.grpo`: multi-turn GRPO with TRL's ``GRPOTrainer(environment_factory=...)``;
+* :mod:`~agentgym_budget.train.metrics` and :mod:`~agentgym_budget.train.report`: logs, summary, plot;
+* :mod:`~agentgym_budget.train.recipe`: the recipes ``sft``, ``fixed``, ``budgetmix`` and a run's layout;
+* :mod:`~agentgym_budget.train.study`: the three recipes, then their evaluation on held-out tasks.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,55 @@
+"""The study's targets: wall time of the default study on CPU, and RL's held-out gain over the SFT base.
+
+Runs (or resumes) ``agentgym-budget study`` with the given arguments (default: the README's CPU
+study into ``runs/study``), then prints, from ``study.json``:
+
+* the wall time summed over the stages (each stage's time is recorded when it finishes; a resumed
+  study adds the stages run since) against the 60-minute target, as a ratio;
+* Pass@1 at the training budget per agent, with its 95% bootstrap interval;
+* the paired differences fixed - sft and budgetmix - sft (and budgetmix - fixed) at every budget:
+  RL improves on the SFT base when the interval lies above 0.
+
+Usage::
+
+    python benchmarks/study.py [--out runs/study] [any other agentgym-budget study argument]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from agentgym_budget.cli.main import main
+
+TARGET_MINUTES = 60
+
+
+def report(out: Path) -> None:
+    """Print the targets from ``out/study.json``."""
+    study = json.loads((out / "study.json").read_text())
+    budget = study["config"]["train_budget"]
+    minutes = study["total_wall_s"] / 60
+    print(
+        f"\nwall time {minutes:.1f} min over {', '.join(study['stage_wall_s'])}: "
+        f"ratio to the {TARGET_MINUTES}-minute target {minutes / TARGET_MINUTES:.2f} (target <= 1)"
+    )
+    for row in study["pass@1"]:
+        if row["budget"] == budget:
+            print(f"Pass@1 at T={budget}: {row['agent']:10s} {row['pass@1']:.3f} [{row['low']:.3f}, {row['high']:.3f}]")
+    for row in study["differences"]:
+        verdict = "above 0" if row["low"] > 0 else ("below 0" if row["high"] < 0 else "includes 0")
+        print(
+            f"T={row['budget']:2d} {row['pair']:18s} {row['diff']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] "
+            f"({verdict})"
+        )
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[1:]
+    if "--out" not in arguments:
+        arguments += ["--out", "runs/study"]
+    status = main(["study", *arguments])
+    if status == 0:
+        report(Path(arguments[arguments.index("--out") + 1]))
+    sys.exit(status)

@@ -1,0 +1,374 @@
+"""The hf:PATH agent: spec checks, conversation tokens as TRL builds them, seeded batched generation, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl", reason="the hf: agent needs the trl extra")
+
+from agentgym_budget.agents import parse_agent
+from agentgym_budget.agents.hf_agent import HFAgent
+from agentgym_budget.agents.hf_generation import Batcher, Generation, GenerationRequest, Sampling, generate
+from agentgym_budget.agents.hf_model import load_local_model
+from agentgym_budget.cli.main import main
+from agentgym_budget.errors import DataError, InvalidOptionError, ModelPathError
+from agentgym_budget.eval.rollout import EnvRef, run_episode
+from agentgym_budget.integrations.session import EpisodeSession, SessionConfig
+from agentgym_budget.integrations.trl import BudgetToolEnv, expert_conversations
+from agentgym_budget.train.chat_format import ChatFormat
+
+ENV = ("TextWorld-CoinCollector-v0", "level=1")
+CONFIG = SessionConfig(ENV[0], env_kwargs=ENV[1])
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random tiny Qwen2 and its tokenizer built locally, saved with save_pretrained and a ChatFormat."""
+    import torch
+
+    from agentgym_budget.integrations.tiny_lm import build_tiny_lm, tool_call_text
+
+    torch.set_num_threads(1)
+    conversations = expert_conversations(CONFIG, [0, 1])
+    texts = [m["content"] for c in conversations for m in c]
+    texts += [tool_call_text(m["tool_calls"][0]) for c in conversations for m in c if m.get("tool_calls")]
+    model, tokenizer = build_tiny_lm(texts, seed=0, vocab_size=600, hidden_size=32, layers=1, heads=2)
+    directory = tmp_path_factory.mktemp("models") / "final"
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    ChatFormat(env=CONFIG.ref.label).save(directory)
+    return directory
+
+
+def test_spec_names_and_defaults(checkpoint: Path) -> None:
+    spec = parse_agent(f"hf:{checkpoint}:temperature=0.5,batch_size=2,concurrency=3")
+    assert spec.name == f"hf:{checkpoint}:temperature=0.5"
+    assert spec.options == {
+        "temperature": 0.5,
+        "top_p": 1.0,
+        "top_k": 0,
+        "max_new_tokens": 128,
+        "batch_size": 2,
+        "concurrency": 3,
+        "threads": 0,
+    }
+    agent = spec.build()
+    assert isinstance(agent, HFAgent) and agent.sampling == Sampling(0.5, 1.0, 0, 128) and agent.batch_size == 2
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "message"),
+    [
+        ("temprature=0.5", InvalidOptionError, "no parameter 'temprature'. Did you mean 'temperature'?"),
+        ("max_tokens=8", InvalidOptionError, "Did you mean 'max_new_tokens'?"),
+        ("top_p=0", InvalidOptionError, "top_p=0 is out of range: expected a number in (0, 1]"),
+        ("temperature=-1", InvalidOptionError, "temperature=-1 is out of range: expected a number >= 0"),
+        ("max_new_tokens=0", InvalidOptionError, "max_new_tokens=0 is out of range: expected an integer >= 1"),
+        ("batch_size=0", InvalidOptionError, "batch_size=0 is out of range"),
+        ("top_k=2.5", InvalidOptionError, "top_k='2.5' is not a valid int"),
+    ],
+)
+def test_bad_parameters_are_refused_when_parsed(checkpoint: Path, params: str, error: type, message: str) -> None:
+    with pytest.raises(error) as caught:
+        parse_agent(f"hf:{checkpoint}:{params}")
+    assert message in str(caught.value)
+
+
+def test_the_constructor_checks_its_values_too(checkpoint: Path) -> None:
+    with pytest.raises(InvalidOptionError, match="top_p"):
+        HFAgent(str(checkpoint), top_p=2.0)
+    with pytest.raises(InvalidOptionError, match="batch_size >= 1"):
+        HFAgent(str(checkpoint), batch_size=0)
+
+
+def test_model_paths_are_checked_when_parsed(checkpoint: Path, tmp_path: Path) -> None:
+    with pytest.raises(ModelPathError, match="does not exist\\)\\. Did you mean 'final'\\?"):
+        parse_agent(f"hf:{checkpoint.parent / 'fianl'}")
+    with pytest.raises(ModelPathError, match="Model directories inside it: final"):
+        parse_agent(f"hf:{checkpoint.parent}")
+    (tmp_path / "weights-only").mkdir()
+    (tmp_path / "weights-only" / "config.json").write_text("{}")
+    with pytest.raises(ModelPathError, match=r"lacks weights .* a tokenizer"):
+        parse_agent(f"hf:{tmp_path / 'weights-only'}")
+    (tmp_path / "file.bin").write_text("")
+    with pytest.raises(ModelPathError, match="is a file, not a model directory"):
+        parse_agent(f"hf:{tmp_path / 'file.bin'}")
+    with pytest.raises(InvalidOptionError, match="needs its path"):
+        parse_agent("hf")
+
+
+def test_a_broken_chat_format_is_a_data_error(checkpoint: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for item in checkpoint.iterdir():
+        (broken / item.name).write_bytes(item.read_bytes())
+    (broken / "agentgym_chat.json").write_text(json.dumps({"system_promt": "hi"}))
+    with pytest.raises(DataError, match="Cannot read the chat format"):
+        parse_agent(f"hf:{broken}")
+
+
+@pytest.mark.parametrize("command", ["passkt", "probe", "recovery"])
+def test_the_cli_refuses_a_missing_model_before_writing(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--agent", f"hf:{tmp_path / 'nothing'}", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "No model directory at" in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
+
+
+def _reply_ids(local: Any, text: str) -> tuple[int, ...]:
+    return tuple(local.tokenizer.encode(text + local.tokenizer.eos_token, add_special_tokens=False))
+
+
+def _call(command: str) -> str:
+    return f'<tool_call>\n{{"name": "act", "arguments": {{"command": "{command}"}}}}\n</tool_call>'
+
+
+class _Scripted(Batcher):
+    """A batcher that answers with scripted replies (the model's output is the test's input)."""
+
+    def __init__(self, local: Any, replies: list[str]) -> None:
+        super().__init__(local, 1)
+        self.replies = [_reply_ids(local, text) for text in replies]
+        self.requests: list[GenerationRequest] = []
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        self.requests.append(request)
+        return Generation(self.replies.pop(0), True, len(request.ids), 0)
+
+
+def test_replies_are_read_as_trl_runs_them(checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two calls in one reply are two turns; their answers are appended together with TRL's own suffix ids."""
+    from trl import GRPOTrainer
+
+    local = load_local_model(checkpoint)
+    scripted = _Scripted(local, [_call("go east") + _call("take coin"), "I think.\nAction: Look."])
+    monkeypatch.setattr("agentgym_budget.agents.hf_agent.batcher_for", lambda *_: scripted)
+    agent = HFAgent(str(checkpoint))
+    info = {"admissible_actions": ["go east", "take coin", "look"]}
+
+    async def play() -> list[str]:
+        await agent.reset("Take the coin.", "A hall.", info, seed=3)
+        first = await agent.act("A hall.", info)
+        before_second = list(agent.token_ids)
+        second = await agent.act("A kitchen.", info)
+        assert agent.token_ids == before_second  # a queued call: no new reply
+        third = await agent.act("The coin is yours.", info)
+        return [first, second, third]
+
+    assert asyncio.run(play()) == ["go east", "take coin", "look"]
+    assert agent.stats()["replies"] == 2 and agent.stats()["act_calls"] == 2 and agent.stats()["free_text_turns"] == 1
+    # The second reply was generated after TRL's suffix for both tool answers.
+    trainer = SimpleNamespace(
+        processing_class=local.tokenizer, _tokenizer=local.tokenizer, _is_vlm=False, chat_template=None
+    )
+    trainer.chat_template_kwargs = {"tools": [BudgetToolEnv(CONFIG).act]}
+    answers = [
+        {"role": "tool", "name": "act", "content": text + "\n\nAdmissible actions: go east | take coin | look"}
+        for text in ("A kitchen.", "The coin is yours.")
+    ]
+    suffix = GRPOTrainer._get_tool_suffix_ids(trainer, answers)
+    first_prompt, second_prompt = (list(r.ids) for r in scripted.requests)
+    assert second_prompt == first_prompt + list(_reply_ids(local, _call("go east") + _call("take coin"))) + suffix
+
+
+def test_conversation_tokens_are_the_training_conversation(checkpoint: Path) -> None:
+    """Turns told to the agent give the ids of the conversation BudgetToolEnv would have had with TRL."""
+    local = load_local_model(checkpoint)
+    ref = EnvRef.parse(*ENV)
+    env = ref.make(())
+    session = EpisodeSession(CONFIG)
+    try:
+        observation, info = env.reset(seed=0, options={"task": ref.task_ids()[0], "max_turns": 5})
+        first = session.reset(seed=0, task=ref.task_ids()[0], max_turns=5)
+        agent = HFAgent(str(checkpoint))
+        asyncio.run(agent.reset(info["goal"], observation, info, seed=0))
+        messages = [
+            {"role": "system", "content": ChatFormat().system_prompt},
+            {"role": "user", "content": first.text},
+        ]
+        for command in ("look", "inventory"):
+            asyncio.run(agent.observe(observation, info, command))
+            observation, _, _, _, info = env.step(command)
+            messages.append({"role": "assistant", "content": "", "tool_calls": [_tool(command)]})
+            messages.append({"role": "tool", "name": "act", "content": session.step(command).text})
+        asyncio.run(agent.observe(observation, info, "take coin"))
+    finally:
+        env.close()
+        session.close()
+    expected = local.tokenizer.apply_chat_template(
+        messages, tools=[BudgetToolEnv(CONFIG).act], add_generation_prompt=True, tokenize=True, return_dict=False
+    )
+    call_ids = local.tokenizer.apply_chat_template(
+        [*messages, {"role": "assistant", "content": "", "tool_calls": [_tool("take coin")]}],
+        tools=[BudgetToolEnv(CONFIG).act],
+        tokenize=True,
+        return_dict=False,
+    )
+    assert agent.token_ids[: len(expected)] == list(expected)
+    assert agent.token_ids == list(call_ids)[: len(agent.token_ids)] and len(agent.token_ids) > len(expected)
+
+
+def _tool(command: str) -> dict[str, Any]:
+    from agentgym_budget.integrations.tiny_lm import tool_call
+
+    return tool_call("act", command=command)
+
+
+def test_a_batch_generates_what_each_row_generates_alone(checkpoint: Path) -> None:
+    local = load_local_model(checkpoint)
+    prompts = [tuple(local.tokenizer.encode("You are in a hall. " * n)) for n in (1, 9, 20, 4)]
+    for sampling in (Sampling(max_new_tokens=8), Sampling(temperature=0.0, max_new_tokens=8), Sampling(0.7, 0.9, 5, 8)):
+        requests = [GenerationRequest(p, 100 + i, sampling) for i, p in enumerate(prompts)]
+        together = generate(local, requests)
+        alone = [generate(local, [request])[0] for request in requests]
+        assert together == alone
+        if sampling.temperature > 0:
+            assert len({reply.ids for reply in together}) > 1
+
+
+def _play(spec: str, seeds: list[int], *, concurrently: bool) -> list[list[str]]:
+    ref = EnvRef.parse(*ENV)
+    tasks = ref.task_ids()
+
+    async def one(seed: int) -> list[str]:
+        from agentgym_budget.eval.rollout import play_episode
+
+        env = ref.make(())
+        try:
+            result = await play_episode(env, parse_agent(spec).build(), task_id=tasks[seed % 2], budget=3, seed=seed)
+            return result.actions
+        finally:
+            env.close()
+
+    async def run() -> list[list[str]]:
+        if concurrently:
+            return list(await asyncio.gather(*(one(seed) for seed in seeds)))
+        return [await one(seed) for seed in seeds]
+
+    return asyncio.run(run())
+
+
+@pytest.mark.slow
+def test_episodes_are_seeded_and_independent_of_the_batch(checkpoint: Path) -> None:
+    spec = f"hf:{checkpoint}:max_new_tokens=10"
+    seeds = [0, 1, 2, 3]
+    batched = _play(spec + ",batch_size=4", seeds, concurrently=True)
+    singles = _play(spec + ",batch_size=1", seeds, concurrently=False)
+    assert batched == singles
+    assert len({tuple(actions) for actions in batched}) > 1  # different seeds, different episodes
+    assert _play(spec, [2], concurrently=False) == [batched[2]]
+
+
+def test_concurrent_episodes_share_batches(checkpoint: Path) -> None:
+    local = load_local_model(checkpoint)
+    prompts = [tuple(local.tokenizer.encode("A hall. " * n)) for n in (2, 5, 8, 3)]
+
+    async def run() -> tuple[list[Generation], int]:
+        batcher = Batcher(local, 4)
+        sampling = Sampling(max_new_tokens=4)
+        replies = await asyncio.gather(*(batcher.generate(GenerationRequest(p, 7, sampling)) for p in prompts))
+        return list(replies), batcher.batches
+
+    replies, batches = asyncio.run(run())
+    assert batches == 1 and [len(r.ids) for r in replies] == [4, 4, 4, 4]
+
+
+def test_same_seed_same_episode(checkpoint: Path) -> None:
+    ref = EnvRef.parse(*ENV)
+    env = ref.make(())
+    try:
+        runs = []
+        for _ in range(2):
+            agent = parse_agent(f"hf:{checkpoint}:max_new_tokens=10").build()
+            result = run_episode(env, agent, task_id=ref.task_ids()[0], budget=3, seed=11)
+            runs.append((result.actions, agent.token_ids, agent.stats()))
+    finally:
+        env.close()
+    assert runs[0] == runs[1] and runs[0][2]["replies"] == 3
+
+
+@pytest.mark.slow
+def test_passkt_cli_plays_a_saved_checkpoint_and_resumes(checkpoint: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    agent = f"hf:{checkpoint}:max_new_tokens=8,batch_size=2,concurrency=2"
+    argv = ["passkt", "--env", ENV[0], "--env-args", ENV[1], "--agent", agent, "--k", "1", "--t", "2"]
+    argv += ["--n", "2", "--tasks", "2", "--workers", "1", "--no-plots", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and {r["agent"] for r in records} == {f"hf:{checkpoint}:max_new_tokens=8"}
+    assert all(r["agent_stats"]["replies"] == r["turns"] == 2 for r in records)
+    assert (out / "summary.json").stat().st_size > 0
+    assert main(argv) == 0
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 4
+
+
+@pytest.mark.slow
+def test_probe_and_recovery_cli_play_a_saved_checkpoint(checkpoint: Path, tmp_path: Path) -> None:
+    agent = f"hf:{checkpoint}:max_new_tokens=6"
+    common = ["--env", ENV[0], "--env-args", ENV[1], "--agent", agent, "--workers", "1", "--no-plots", "--no-progress"]
+    probe_out = tmp_path / "probe"
+    assert main(["probe", *common, "--states", "2", "--m", "2", "--out", str(probe_out)]) == 0
+    probes = [json.loads(line) for line in (probe_out / "probes.jsonl").read_text().splitlines()]
+    assert probes and {r["agent"] for r in probes} == {f"hf:{checkpoint}:max_new_tokens=6"}
+    recovery_out = tmp_path / "recovery"
+    argv = ["recovery", *common, "--states", "1", "--k", "0,1", "--budgets", "2", "--n", "1", "--natural", "1"]
+    assert main([*argv, "--out", str(recovery_out)]) == 0
+    lines = [json.loads(line) for f in recovery_out.glob("*.jsonl") for line in f.read_text().splitlines()]
+    assert any(r.get("agent") == f"hf:{checkpoint}:max_new_tokens=6" for r in lines)
+
+
+def test_the_fallback_parser_reads_replies_like_trl(checkpoint: Path) -> None:
+    import dataclasses
+
+    from agentgym_budget.agents.hf_model import act_commands
+
+    local = load_local_model(checkpoint)
+    assert local.parser == "trl"
+    fallback = dataclasses.replace(local, parser="tool_call_tags")
+    replies = [_call("go east") + _call("take coin"), "Action: look", '<tool_call>\n{"name": "act"}\n</tool_call>']
+    for text in replies:
+        ids = _reply_ids(local, text)
+        assert act_commands(fallback.parse(ids, []), "act") == act_commands(local.parse(ids, []), "act")
+    assert act_commands(local.parse(_reply_ids(local, replies[0]), []), "act") == (["go east", "take coin"], "")
+
+
+def test_a_template_that_is_not_prefix_preserving_gets_trls_training_template(checkpoint: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+    from trl import chat_template_utils as templates
+
+    directory = tmp_path / "qwen3"
+    directory.mkdir()
+    for item in checkpoint.iterdir():
+        (directory / item.name).write_bytes(item.read_bytes())
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    tokenizer.chat_template = templates.qwen3_chat_template
+    tokenizer.save_pretrained(directory)
+    assert not templates.is_chat_template_prefix_preserving(tokenizer)
+    local = load_local_model(directory)
+    assert local.tokenizer.chat_template == templates.qwen3_training_chat_template and local.parser == "trl"
+
+
+def test_a_model_is_loaded_once_per_process_until_its_directory_changes(checkpoint: Path, tmp_path: Path) -> None:
+    import torch
+
+    directory = tmp_path / "ckpt"
+    directory.mkdir()
+    for item in checkpoint.iterdir():
+        (directory / item.name).write_bytes(item.read_bytes())
+    first = load_local_model(directory)
+    assert load_local_model(directory) is first
+    with torch.no_grad():
+        first.model.model.embed_tokens.weight.add_(1.0)
+    first.model.save_pretrained(directory)  # a new checkpoint over the old one
+    second = load_local_model(directory)
+    assert second is not first and torch.equal(
+        second.model.model.embed_tokens.weight, first.model.model.embed_tokens.weight
+    )

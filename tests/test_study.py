@@ -1,0 +1,70 @@
+"""The study: three recipes trained, then evaluated as ``hf:`` agents on held-out tasks (extra ``trl``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from agentgym_budget.errors import InvalidOptionError
+from tests.train_support import COIN, tiny_config
+
+pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
+
+
+def small_study(**changes):
+    from agentgym_budget.train.study import StudyConfig
+
+    settings = dict(
+        train_budget=3,
+        budgets=(2, 3),
+        eval_budgets=(2, 3),
+        eval_ks=(1,),
+        eval_samples=1,
+        eval_tasks=2,
+        probe_states=2,
+        recovery_states=2,
+        workers=1,
+        train=tiny_config("sft"),
+    )
+    return StudyConfig(*COIN, **(settings | changes))
+
+
+def test_study_settings_are_checked():
+    with pytest.raises(InvalidOptionError, match="train_budget=5 must be one of eval_budgets"):
+        small_study(train_budget=5)
+    with pytest.raises(InvalidOptionError, match="exceed eval_samples"):
+        small_study(eval_ks=(1, 2))
+    study = small_study()
+    assert study.recipe("fixed", "sft/final").init == "sft/final" and study.recipe("fixed").budget == 3
+    assert study.recipe("budgetmix").budgets == (2, 3) and study.recipe("sft").budget == 3
+
+
+@pytest.mark.slow
+def test_study_trains_three_recipes_and_evaluates_them_on_test_tasks(tmp_path):
+    pytest.importorskip("trl")
+    from agentgym_budget.train.study import run_study
+
+    study = run_study(small_study(), tmp_path, progress=False)
+
+    assert set(study["training"]) == {"sft", "fixed", "budgetmix"}
+    assert study["training"]["budgetmix"]["rl"]["episodes"] == 8
+    assert set(study["training"]["budgetmix"]["rl"]["success_by_budget"]) <= {"2", "3"}
+    assert json.loads((tmp_path / "fixed" / "run.json").read_text())["init"] == str(tmp_path / "sft" / "final")
+    rows = study["pass@1"]
+    assert sorted((r["agent"], r["budget"]) for r in rows) == sorted(
+        (agent, budget) for agent in ("sft", "fixed", "budgetmix") for budget in (2, 3)
+    )
+    for row in rows:
+        assert row["tasks"] == 2 and row["low"] <= row["pass@1"] <= row["high"]
+    episodes = [json.loads(line) for line in (tmp_path / "passkt" / "episodes.jsonl").read_text().splitlines()]
+    assert {e["agent"] for e in episodes} == {
+        f"hf:{tmp_path / name / 'final'}" for name in ("sft", "fixed", "budgetmix")
+    }
+    assert {e["split"] for e in episodes} == {"test"}
+    assert set(study["stage_wall_s"]) == {"sft", "fixed", "budgetmix", "passkt", "probe", "recovery"}
+    for stage in ("probe", "recovery"):
+        assert (tmp_path / stage / "summary.json").is_file()
+    text = (tmp_path / "study.md").read_text()
+    assert "| agent | T | Pass@1 | 95% CI | tasks |" in text and "| budgetmix | 3 |" in text
