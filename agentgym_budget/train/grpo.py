@@ -31,6 +31,7 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.session import SessionConfig
 from agentgym_budget.integrations.trl import DEFAULT_SYSTEM_PROMPT, dataset_rows, grpo_trainer
+from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
@@ -171,17 +172,7 @@ def run_grpo(
         max_completion_length=settings.tokens_per_turn * turns,
         max_tool_calling_iterations=turns,
         logging_steps=1,
-        save_strategy="steps",
-        save_steps=settings.save_steps,
-        save_total_limit=2,
-        report_to=[],
-        use_cpu=True,
-        bf16=False,  # TRL defaults to bf16 autocast and gradient checkpointing: several times slower on CPU
-        activation_checkpointing=False,
-        seed=seed,
-        data_seed=seed,
-        disable_tqdm=not progress,
-        dataloader_num_workers=0,
+        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress),
         shuffle_dataset=False,
     )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")

@@ -24,6 +24,7 @@ from typing import Any
 from agentgym_budget.errors import DataError
 from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.train.chat_format import act_tool_schema
+from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
 
 __all__ = ["SFTSettings", "checkpoint_step", "last_checkpoint", "run_sft"]
@@ -97,20 +98,10 @@ def run_sft(
         lr_scheduler_type="cosine",
         warmup_steps=max(1, settings.steps // 20),
         logging_steps=max(1, min(10, settings.steps // 10)),
-        save_strategy="steps",
-        save_steps=settings.save_steps,
-        save_total_limit=2,
         assistant_only_loss=True,
         max_length=settings.max_length,
         packing=False,
-        report_to=[],
-        use_cpu=True,
-        bf16=False,  # TRL defaults to bf16 autocast and gradient checkpointing: several times slower on CPU
-        activation_checkpointing=False,
-        seed=seed,
-        data_seed=seed,
-        disable_tqdm=not progress,
-        dataloader_num_workers=0,
+        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress),
     )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     try:
