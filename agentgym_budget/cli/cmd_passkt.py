@@ -24,6 +24,7 @@ from agentgym_budget.cli.common import (
     int_list,
     positive_int,
     run_backend,
+    run_options,
 )
 from agentgym_budget.eval.passkt import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig, run_passkt
 from agentgym_budget.eval.rollout import EnvRef
@@ -122,14 +123,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()
-    result = run_passkt(
-        config,
-        out,
-        progress=not args.no_progress,
-        plots=not args.no_plots,
-        plot_formats=args.plot_format,
-        backend=backend,
-    )
+    result = run_passkt(config, out, **run_options(args, backend))
     print()
     print(format_summary(result.summary))
     print()

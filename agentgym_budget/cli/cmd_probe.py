@@ -29,6 +29,7 @@ from agentgym_budget.cli.common import (
     env_refs,
     positive_int,
     run_backend,
+    run_options,
 )
 from agentgym_budget.eval.probe import ProbeConfig, run_probe
 from agentgym_budget.eval.probe_summary import format_probe_summary
@@ -110,14 +111,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()
-    result = run_probe(
-        config,
-        out,
-        progress=not args.no_progress,
-        plots=not args.no_plots,
-        plot_formats=args.plot_format,
-        backend=backend,
-    )
+    result = run_probe(config, out, **run_options(args, backend))
     print()
     print(format_probe_summary(result.summary))
     print()

@@ -34,6 +34,7 @@ from agentgym_budget.cli.common import (
     int_list,
     positive_int,
     run_backend,
+    run_options,
 )
 from agentgym_budget.eval.recovery import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig, run_recovery
 from agentgym_budget.eval.recovery_summary import format_recovery_summary
@@ -126,14 +127,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()
-    result = run_recovery(
-        config,
-        out,
-        progress=not args.no_progress,
-        plots=not args.no_plots,
-        plot_formats=args.plot_format,
-        backend=backend,
-    )
+    result = run_recovery(config, out, **run_options(args, backend))
     print()
     print(format_recovery_summary(result.summary))
     print()

@@ -30,6 +30,7 @@ __all__ = [
     "plot_formats",
     "positive_int",
     "run_backend",
+    "run_options",
 ]
 
 
@@ -142,6 +143,23 @@ def run_backend(args: argparse.Namespace) -> Any:
     from agentgym_budget.eval.pool import make_backend
 
     return make_backend(args.backend, ray_address=args.ray_address)
+
+
+def run_options(args: argparse.Namespace, backend: Any) -> dict[str, Any]:
+    """The keyword arguments every ``run_*`` runner takes from :func:`add_run_arguments`' flags.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_run_arguments(parser, "passkt")
+        >>> run_options(parser.parse_args(["--no-plots"]), None)
+        {'progress': True, 'plots': False, 'plot_formats': ('png',), 'backend': None}
+    """
+    return {
+        "progress": not args.no_progress,
+        "plots": not args.no_plots,
+        "plot_formats": args.plot_format,
+        "backend": backend,
+    }
 
 
 def describe_workers(workers: int, backend: Any) -> str:
