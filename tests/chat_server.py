@@ -1,13 +1,15 @@
 """A real OpenAI-compatible chat server on loopback for tests, with scripted replies and faults.
 
-It speaks HTTP on ``127.0.0.1`` (a free port) and answers ``POST /v1/chat/completions`` like
-vLLM or OpenAI would. ``reply(body) -> str`` makes the assistant's text (default: ``Action:`` and
+It speaks HTTP/1.1 with keep-alive on ``127.0.0.1`` (a free port) and answers
+``POST /v1/chat/completions`` like vLLM or OpenAI would (also in a proxy's absolute form,
+``POST http://host/v1/chat/completions``; the request targets are recorded in ``targets``). ``reply(body) -> str`` makes the assistant's text (default: ``Action:`` and
 the first admissible action listed in the last user message). ``faults`` are consumed one per
 request before normal replies: ``("status", code, body, headers)``, ``("delay", seconds)`` (then a
 normal reply, usually after the client gave up), ``("raw", text)`` (a 200 with this body),
 ``("echo", code)`` (this status with the request's headers echoed in the body, as some proxies do)
 or ``("dribble", seconds)`` (a normal reply sent one byte every ``seconds``).
-Every request is recorded with its headers, and the maximum number of requests in flight is tracked.
+Every request is recorded with its headers; the maximum number of requests in flight and the
+connections accepted (``connections``) are tracked.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["ScriptedChatServer", "first_admissible"]
 
@@ -46,6 +49,8 @@ class ScriptedChatServer:
         self.faults: deque[tuple[Any, ...]] = deque(faults or [])
         self.latency = latency
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
+        self.targets: list[str] = []
+        self.connections = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -71,6 +76,13 @@ class ScriptedChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server.connections += 1
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -97,11 +109,12 @@ class ScriptedChatServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append((dict(self.headers), body))
+                    server.targets.append(self.path)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     fault = server.faults.popleft() if server.faults else None
                 try:
-                    if self.path != "/v1/chat/completions":
+                    if urlsplit(self.path).path != "/v1/chat/completions":
                         self._send(404, json.dumps({"error": f"no route {self.path}"}))
                         return
                     if server.latency:

@@ -137,6 +137,42 @@ def test_concurrency_limit_caps_requests_in_flight() -> None:
     assert server.max_in_flight <= 2
 
 
+def test_connections_are_kept_alive_and_reused() -> None:
+    with ScriptedChatServer() as server:
+        client = ChatClient(server.base_url, concurrency=2)
+
+        async def go() -> None:
+            try:
+                payload = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+                for _ in range(5):
+                    await asyncio.gather(client.complete(payload), client.complete(payload))
+            finally:
+                await client.aclose()
+
+        asyncio.run(go())
+    assert len(server.requests) == 10 and server.connections <= 2
+
+
+def test_credentials_in_the_url_are_sent_unless_a_key_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGB_TEST_KEY", raising=False)
+    with ScriptedChatServer() as server:
+        url = server.base_url.replace("http://", "http://me:pw@")
+        _complete(ChatClient(url, api_key_env="AGB_TEST_KEY"))
+        monkeypatch.setenv("AGB_TEST_KEY", SECRET)
+        _complete(ChatClient(url, api_key_env="AGB_TEST_KEY"))
+    assert server.requests[0][0]["Authorization"] == "Basic bWU6cHc="  # base64("me:pw")
+    assert server.requests[1][0]["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_requests_go_through_the_proxy_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    with ScriptedChatServer() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
+        monkeypatch.setenv("NO_PROXY", "")
+        (result,) = _complete(ChatClient("http://chat.invalid/v1", retries=0))
+    assert result.text.startswith("Action:")
+    assert proxy.targets == ["http://chat.invalid/v1/chat/completions"]
+
+
 @pytest.mark.slow
 def test_pass_at_kt_run_with_the_llm_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Two worker processes, episodes played concurrently; the key never reaches the results."""
@@ -232,7 +268,7 @@ def test_a_failed_run_writes_and_prints_no_key(
 
 @pytest.mark.slow
 def test_the_timeout_is_a_total_deadline_even_for_a_server_that_dribbles() -> None:
-    # The reply (about 300 bytes) would take minutes at one byte per 0.5 s; httpx's own timeout
+    # The reply (about 300 bytes) would take minutes at one byte per 0.5 s; a per-read timeout
     # restarts with every byte, so only a total deadline stops it.
     with ScriptedChatServer(faults=[("dribble", 0.5)]) as server:
         began = time.monotonic()
