@@ -16,9 +16,10 @@ with the same seed, the same actions) with no agent and no HTTP. Target: >= 70% 
 Also reported: the worker's CPU ms per step (all its threads) and the CPU ratio env CPU ms per step /
 worker CPU ms per step, the share of the worker's CPU spent in the env: the ratio a worker with a
 core of its own reaches when the env is the bound (on a shared machine the wall-clock ratio also
-depends on the CPU share the worker gets). A last row runs the largest concurrency with the envs stepped inline on the event loop (no env
-thread) for comparison. The records of the tasks the runs share are checked to be identical (timing
-aside): concurrency changes no trajectory.
+depends on the CPU share the worker gets). Two last rows run the largest concurrency with other
+worker designs for comparison: everything inline on the event loop (no env thread: resets too), and
+steps handed to the env thread as well (the design before steps moved to the loop). The records of
+the tasks the runs share are checked to be identical (timing aside): concurrency changes no trajectory.
 
 The tasks are prepared (games generated) before any timing.
 
@@ -38,6 +39,7 @@ import multiprocessing
 import random
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +108,8 @@ def _server_main(latency: float, port_pipe: Any) -> None:
 
 
 def server_stats(port: int) -> dict[str, int]:
-    import httpx
-
-    return httpx.get(f"http://127.0.0.1:{port}/stats").json()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats") as answer:
+        return json.load(answer)
 
 
 def prepare(ref: EnvRef, task_ids: list[str]) -> None:
@@ -217,6 +218,21 @@ def main() -> None:
                 passkt_worker._env_threads = original
             inline["concurrency"] = f"{levels[-1]} (env inline)"
             rows.append(inline)
+            passkt_worker.STEPS_IN_ENV_THREAD = True  # the comparison row: steps in the env thread too
+            try:
+                threaded = run(
+                    ref,
+                    port,
+                    levels[-1],
+                    all_tasks[: max(1, levels[-1] // 2)],
+                    args.n,
+                    args.budget,
+                    Path(scratch) / "threaded",
+                )
+            finally:
+                passkt_worker.STEPS_IN_ENV_THREAD = False
+            threaded["concurrency"] = f"{levels[-1]} (steps in thread)"
+            rows.append(threaded)
         stats = server_stats(port)
     finally:
         server.terminate()

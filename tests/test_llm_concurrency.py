@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentgym_budget.eval import passkt_worker
 from agentgym_budget.eval.passkt import PassKTConfig, group_tasks, plan_episodes, run_passkt
 from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.wrappers import TurnBudget
 from tests.chat_server import ScriptedChatServer
 
 COIN = EnvRef.parse("TextWorld-CoinCollector-v0", "level=3")
@@ -58,6 +61,33 @@ def test_episodes_of_several_tasks_in_flight_give_the_records_of_one_at_a_time(t
     log.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
     resumed, played, _ = _run(tmp_path / "c8", 8)
     assert played == len(lines) - len(lines) // 2 and resumed == one_at_a_time
+
+
+@pytest.mark.slow
+def test_resets_run_in_the_env_thread_and_steps_on_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: dict[str, set[str]] = {"reset": set(), "step": set()}
+    original_reset, original_step = TurnBudget.reset, TurnBudget.step
+
+    def reset(self: TurnBudget, **kwargs: Any) -> Any:
+        threads["reset"].add(threading.current_thread().name.rsplit("_", 1)[0])
+        return original_reset(self, **kwargs)
+
+    def step(self: TurnBudget, action: Any) -> Any:
+        threads["step"].add(threading.current_thread().name)
+        return original_step(self, action)
+
+    monkeypatch.setattr(TurnBudget, "reset", reset)
+    monkeypatch.setattr(TurnBudget, "step", step)
+    inline, _, _ = _run(tmp_path / "inline", 4)
+    assert threads == {"reset": {"agentgym-env"}, "step": {"MainThread"}}
+
+    monkeypatch.setattr(passkt_worker, "STEPS_IN_ENV_THREAD", True)
+    threads["step"].clear()
+    in_thread, _, _ = _run(tmp_path / "in-thread", 4)
+    assert threads["step"] == {"agentgym-env_0"}
+    assert in_thread == inline
 
 
 def test_tasks_are_grouped_into_jobs_that_fill_the_concurrency() -> None:

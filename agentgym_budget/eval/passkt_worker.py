@@ -6,9 +6,12 @@ env once. Synchronous agents play their episodes one after another; asynchronous
 play up to :func:`episode_concurrency` episodes at once, each with its own env and agent instance,
 taken in plan order from every task of the job (a job holds several tasks when one task has too few
 episodes to fill the concurrency: :func:`~agentgym_budget.eval.passkt.group_tasks`). Their envs are
-built, reset and stepped in :data:`ENV_THREADS` thread(s), so the event loop keeps serving the HTTP
-client while an env computes. Every episode has its own seed, env and agent, so its record does not
-depend on which other episodes run beside it. :func:`close_worker_resources` closes the pooled envs
+built and reset in :data:`ENV_THREADS` thread(s), so the event loop keeps serving the HTTP client
+while an env loads or generates a game (tens of milliseconds to seconds); their steps, which take
+milliseconds, run on the event loop: handing every step to the thread cost the worker about 1 CPU ms
+per step in GIL and wake-up traffic, more than the step itself frees the loop for
+(``benchmarks/llm_concurrency.py`` compares both: :data:`STEPS_IN_ENV_THREAD`). Every episode has
+its own seed, env and agent, so its record does not depend on which other episodes run beside it. :func:`close_worker_resources` closes the pooled envs
 when the worker is done.
 
 Each record holds the episode's identity (``agent``, ``env_id``, ``env_kwargs``, ``split``,
@@ -39,10 +42,20 @@ from agentgym_budget.agents.base import close_agent, close_shared_resources, is_
 from agentgym_budget.eval.pool import Emit
 from agentgym_budget.eval.rollout import EnvPool, play_episode
 
-__all__ = ["ENV_THREADS", "close_worker_resources", "episode_concurrency", "episode_record", "play_job"]
+__all__ = [
+    "ENV_THREADS",
+    "STEPS_IN_ENV_THREAD",
+    "close_worker_resources",
+    "episode_concurrency",
+    "episode_record",
+    "play_job",
+]
 
 ENV_THREADS = 1
-"""Threads per worker process that reset and step the envs of an async agent's episodes."""
+"""Threads per worker process that build and reset the envs of an async agent's episodes."""
+
+STEPS_IN_ENV_THREAD = False
+"""Whether an async agent's env steps run in the env thread too (``False``: inline on the event loop)."""
 
 _POOL = EnvPool()
 _ENV_THREADS: ThreadPoolExecutor | None = None
@@ -83,6 +96,7 @@ async def _play_one(job: Any, plan: Any, emit: Emit, executor: ThreadPoolExecuto
             seed=plan.seed,
             show_budget=job.show_budget,
             executor=executor,
+            step_executor=executor if STEPS_IN_ENV_THREAD else None,
         )
     finally:
         _POOL.release(env)

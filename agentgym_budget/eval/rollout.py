@@ -283,6 +283,7 @@ async def play_episode(
     reset_agent: bool = True,
     hidden_keys: Iterable[str] = (),
     executor: Executor | None = None,
+    step_executor: Executor | None = None,
 ) -> EpisodeResult:
     """Play one episode of ``agent`` (sync or async) on ``env`` (a stack with a ``TurnBudget``).
 
@@ -298,9 +299,12 @@ async def play_episode(
         reset_agent: ``False`` when the caller already reset the agent (e.g. and told it the turns
             before ``start`` with ``observe``): the agent continues its episode.
         hidden_keys: ``info`` keys the agent must not see (see :func:`agent_view`).
-        executor: Where ``env.reset`` and ``env.step`` run (e.g. a thread pool, so that concurrent
-            episodes of an async agent keep the event loop free while an env computes); ``None``: inline.
-            The env must not be used by anyone else meanwhile; the trajectory is the same either way.
+        executor: Where ``env.reset`` runs (e.g. a thread, so that concurrent episodes of an async
+            agent keep the event loop free while an env loads or generates its game); ``None``: inline.
+        step_executor: Where ``env.step`` runs; ``None``: inline. Steps take milliseconds, and handing
+            each one to a thread costs a busy worker more CPU than it frees its event loop (see
+            :mod:`agentgym_budget.eval.passkt_worker`). The env must not be used by anyone else
+            meanwhile; the trajectory is the same wherever it runs.
 
     Returns:
         The :class:`EpisodeResult`; ``turns`` counts only the turns played here.
@@ -330,7 +334,7 @@ async def play_episode(
     done = bool(info.get("won")) or bool(info.get("lost")) or info.get("turns_left") == 0
     while not done:
         action = await _call(agent.act, observation, agent_view(info, show_budget, hidden_keys))
-        observation, reward, terminated, truncated, info = await _run_env(executor, env.step, action)
+        observation, reward, terminated, truncated, info = await _run_env(step_executor, env.step, action)
         actions.append(action)
         rewards.append(float(reward))
         if info.get("won") and success_turn is None:
