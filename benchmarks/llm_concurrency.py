@@ -21,7 +21,10 @@ worker designs for comparison: everything inline on the event loop (no env threa
 steps handed to the env thread as well (the design before steps moved to the loop). The records of
 the tasks the runs share are checked to be identical (timing aside): concurrency changes no trajectory.
 
-The tasks are prepared (games generated) before any timing.
+The tasks are prepared (games generated) before any timing, and an untimed warm-up run at the
+largest concurrency (2 turns an episode) builds the worker's pooled env stacks first: every row then
+plays on the same warm worker, as the episodes of a long run do (building 64 TextWorld stacks takes
+seconds, which only the first row would otherwise pay).
 
 Results go to ``benchmarks/results/llm_concurrency.json``.
 
@@ -190,6 +193,8 @@ def main() -> None:
     rows = []
     try:
         with tempfile.TemporaryDirectory() as scratch:
+            warm_tasks = all_tasks[: max(1, levels[-1] // 2)]
+            run(ref, port, levels[-1], warm_tasks, 2, 2, Path(scratch) / "warm-up")
             for level in levels:
                 rows.append(
                     run(
