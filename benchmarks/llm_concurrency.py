@@ -53,6 +53,10 @@ from agentgym_budget.eval.store import read_jsonl
 
 RESULTS = Path(__file__).parent / "results"
 ENV = ("TextWorld-CoinCollector-v0", "level=110")
+COMPARED_DESIGNS = (
+    ("env inline", "_env_threads", lambda: None),  # no env thread: resets on the event loop too
+    ("steps in thread", "STEPS_IN_ENV_THREAD", True),  # steps handed to the env thread as well
+)
 
 
 def _reply(payload: dict[str, Any]) -> str:
@@ -193,51 +197,20 @@ def main() -> None:
     rows = []
     try:
         with tempfile.TemporaryDirectory() as scratch:
-            warm_tasks = all_tasks[: max(1, levels[-1] // 2)]
-            run(ref, port, levels[-1], warm_tasks, 2, 2, Path(scratch) / "warm-up")
+            largest = all_tasks[: max(1, levels[-1] // 2)]
+            run(ref, port, levels[-1], largest, 2, 2, Path(scratch) / "warm-up")
             for level in levels:
-                rows.append(
-                    run(
-                        ref,
-                        port,
-                        level,
-                        all_tasks[: max(1, level // 2)],
-                        args.n,
-                        args.budget,
-                        Path(scratch) / f"c{level}",
-                    )
-                )
-            original = passkt_worker._env_threads
-            passkt_worker._env_threads = lambda: None  # the comparison row: envs stepped on the event loop
-            try:
-                inline = run(
-                    ref,
-                    port,
-                    levels[-1],
-                    all_tasks[: max(1, levels[-1] // 2)],
-                    args.n,
-                    args.budget,
-                    Path(scratch) / "inline",
-                )
-            finally:
-                passkt_worker._env_threads = original
-            inline["concurrency"] = f"{levels[-1]} (env inline)"
-            rows.append(inline)
-            passkt_worker.STEPS_IN_ENV_THREAD = True  # the comparison row: steps in the env thread too
-            try:
-                threaded = run(
-                    ref,
-                    port,
-                    levels[-1],
-                    all_tasks[: max(1, levels[-1] // 2)],
-                    args.n,
-                    args.budget,
-                    Path(scratch) / "threaded",
-                )
-            finally:
-                passkt_worker.STEPS_IN_ENV_THREAD = False
-            threaded["concurrency"] = f"{levels[-1]} (steps in thread)"
-            rows.append(threaded)
+                tasks = all_tasks[: max(1, level // 2)]
+                rows.append(run(ref, port, level, tasks, args.n, args.budget, Path(scratch) / f"c{level}"))
+            for label, name, value in COMPARED_DESIGNS:
+                original = getattr(passkt_worker, name)
+                setattr(passkt_worker, name, value)
+                try:
+                    row = run(ref, port, levels[-1], largest, args.n, args.budget, Path(scratch) / name)
+                finally:
+                    setattr(passkt_worker, name, original)
+                row["concurrency"] = f"{levels[-1]} ({label})"
+                rows.append(row)
         stats = server_stats(port)
     finally:
         server.terminate()
