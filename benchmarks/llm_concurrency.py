@@ -21,6 +21,10 @@ worker designs for comparison: everything inline on the event loop (no env threa
 steps handed to the env thread as well (the design before steps moved to the loop). The records of
 the tasks the runs share are checked to be identical (timing aside): concurrency changes no trajectory.
 
+Each figure is the median of ``--rounds`` rounds (3); a round plays every row and then measures its
+own env rate, so rows and env rates are interleaved against the machine's load, and every round's
+ratio is printed beside the median.
+
 The tasks are prepared (games generated) before any timing, and an untimed warm-up run at the
 largest concurrency (2 turns an episode) builds the worker's pooled env stacks first: every row then
 plays on the same warm worker, as the episodes of a long run do (building 64 TextWorld stacks takes
@@ -30,7 +34,7 @@ Results go to ``benchmarks/results/llm_concurrency.json``.
 
 Usage::
 
-    python benchmarks/llm_concurrency.py [--concurrency 1,8,64] [--latency 0.05] [--n 8] [--budget 20]
+    python benchmarks/llm_concurrency.py [--concurrency 1,8,64] [--latency 0.05] [--n 8] [--budget 20] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import asyncio
 import json
 import multiprocessing
 import random
+import statistics
 import tempfile
 import time
 import urllib.request
@@ -176,12 +181,38 @@ def stable(records: list[dict]) -> dict:
     }
 
 
+def play_round(ref: EnvRef, port: int, levels: list[int], all_tasks: list[str], args: Any, scratch: Path) -> list[dict]:
+    """One round: every concurrency, then the compared designs at the largest; each row with the round's env rate."""
+    rows = []
+    largest = all_tasks[: max(1, levels[-1] // 2)]
+    for level in levels:
+        tasks = all_tasks[: max(1, level // 2)]
+        rows.append(run(ref, port, level, tasks, args.n, args.budget, scratch / f"c{level}"))
+    for label, name, value in COMPARED_DESIGNS:
+        original = getattr(passkt_worker, name)
+        setattr(passkt_worker, name, value)
+        try:
+            row = run(ref, port, levels[-1], largest, args.n, args.budget, scratch / name)
+        finally:
+            setattr(passkt_worker, name, original)
+        row["concurrency"] = f"{levels[-1]} ({label})"
+        rows.append(row)
+    rate, env_cpu = env_rate(ref, rows[len(levels) - 1]["records"])
+    for row in rows:
+        level = int(str(row["concurrency"]).split()[0])
+        bound = min(level / args.latency, rate)
+        row.update(ideal=level / args.latency, env_rate=rate, bound=bound, ratio=row["steps_per_s"] / bound)
+        row["cpu_ratio"] = env_cpu / row["cpu_ms_per_step"]
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", default="1,8,64")
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--n", type=int, default=8, help="samples per task")
     parser.add_argument("--budget", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (medians are reported)")
     args = parser.parse_args()
     levels = sorted(int(c) for c in args.concurrency.split(","))
     ref = EnvRef.parse(*ENV)
@@ -194,61 +225,67 @@ def main() -> None:
     server = context.Process(target=_server_main, args=(args.latency, there), daemon=True)
     server.start()
     port = here.recv()
-    rows = []
+    rounds = []
     try:
         with tempfile.TemporaryDirectory() as scratch:
             largest = all_tasks[: max(1, levels[-1] // 2)]
             run(ref, port, levels[-1], largest, 2, 2, Path(scratch) / "warm-up")
-            for level in levels:
-                tasks = all_tasks[: max(1, level // 2)]
-                rows.append(run(ref, port, level, tasks, args.n, args.budget, Path(scratch) / f"c{level}"))
-            for label, name, value in COMPARED_DESIGNS:
-                original = getattr(passkt_worker, name)
-                setattr(passkt_worker, name, value)
-                try:
-                    row = run(ref, port, levels[-1], largest, args.n, args.budget, Path(scratch) / name)
-                finally:
-                    setattr(passkt_worker, name, original)
-                row["concurrency"] = f"{levels[-1]} ({label})"
-                rows.append(row)
+            for index in range(args.rounds):
+                rounds.append(play_round(ref, port, levels, all_tasks, args, Path(scratch) / f"round{index}"))
+                print(f"round {index + 1}/{args.rounds}: ratios " + ", ".join(f"{r['ratio']:.1%}" for r in rounds[-1]))
         stats = server_stats(port)
     finally:
         server.terminate()
         server.join()
-    rate, env_cpu = env_rate(ref, rows[len(levels) - 1]["records"])
-    reference = stable(rows[len(levels) - 1]["records"])
-    identical = all(all(reference[key] == value for key, value in stable(row["records"]).items()) for row in rows)
+    every_row = [row for rows in rounds for row in rows]
+    reference = stable(rounds[0][len(levels) - 1]["records"])
+    identical = all(all(reference[key] == value for key, value in stable(row["records"]).items()) for row in every_row)
+
+    def median(position: int, key: str) -> float:
+        return statistics.median(rows[position][key] for rows in rounds)
 
     print(
         f"\n{ref.label}, 1 worker, latency {args.latency * 1000:.0f} ms, n={args.n}, T={args.budget}, "
-        f"server: {stats['requests']} requests on {stats['connections']} connections (keep-alive)"
+        f"server: {stats['requests']} requests on {stats['connections']} connections (keep-alive); "
+        f"medians of {args.rounds} rounds"
     )
-    print(f"worker's CPU-bound env step rate (replay, same run): {rate:.1f} steps/s, {env_cpu:.2f} CPU ms/step\n")
+    rate = statistics.median(rows[0]["env_rate"] for rows in rounds)
+    print(f"worker's CPU-bound env step rate (replay, same rounds): {rate:.1f} steps/s\n")
     print(
-        f"{'concurrency':>18} {'tasks':>6} {'steps':>6} {'steps/s':>9} {'ideal':>8} {'min(ideal,env)':>15} {'ratio':>7}"
+        f"{'concurrency':>20} {'steps/s':>9} {'ideal':>8} {'min(ideal,env)':>15} {'ratio':>7} "
+        f"{'ratios of the rounds':>22} {'CPU ms/step':>12} {'CPU ratio':>10}"
     )
-    for row in rows:
-        level = int(str(row["concurrency"]).split()[0])
-        ideal = level / args.latency
-        bound = min(ideal, rate)
-        row.update(ideal=round(ideal, 1), bound=round(bound, 1), ratio=round(row["steps_per_s"] / bound, 3))
-        row["cpu_ratio"] = round(env_cpu / row["cpu_ms_per_step"], 3)
+    table = []
+    for position, row in enumerate(rounds[0]):
+        entry = {
+            "concurrency": row["concurrency"],
+            "tasks": row["tasks"],
+            "steps": row["steps"],
+            **{key: round(median(position, key), 3) for key in ("steps_per_s", "ideal", "bound", "ratio")},
+            "round_ratios": [round(rows[position]["ratio"], 3) for rows in rounds],
+            "cpu_ms_per_step": round(median(position, "cpu_ms_per_step"), 2),
+            "cpu_ratio": round(median(position, "cpu_ratio"), 3),
+        }
+        table.append(entry)
         print(
-            f"{row['concurrency']!s:>18} {row['tasks']:>6} {row['steps']:>6} {row['steps_per_s']:>9.1f} "
-            f"{ideal:>8.1f} {bound:>15.1f} {row['ratio']:>7.1%} {row['cpu_ms_per_step']:>8.2f} {row['cpu_ratio']:>9.1%}"
+            f"{entry['concurrency']!s:>20} {entry['steps_per_s']:>9.1f} {entry['ideal']:>8.1f} {entry['bound']:>15.1f} "
+            f"{entry['ratio']:>7.1%} {' / '.join(f'{r:.0%}' for r in entry['round_ratios']):>22} "
+            f"{entry['cpu_ms_per_step']:>12.2f} {entry['cpu_ratio']:>10.1%}"
         )
-    print(f"\nrecords identical across concurrencies (shared tasks, timing aside): {'yes' if identical else 'NO'}")
+    print(
+        f"\nrecords identical across concurrencies and rounds (shared tasks, timing aside): {'yes' if identical else 'NO'}"
+    )
     RESULTS.mkdir(exist_ok=True)
     summary = {
         "env": ref.label,
         "latency_s": args.latency,
         "samples": args.n,
         "budget": args.budget,
+        "rounds": args.rounds,
         "env_steps_per_s": round(rate, 1),
-        "env_cpu_ms_per_step": round(env_cpu, 2),
         "server": stats,
         "records_identical": identical,
-        "rows": [{k: v for k, v in row.items() if k != "records"} for row in rows],
+        "rows": table,
     }
     (RESULTS / "llm_concurrency.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"wrote {RESULTS / 'llm_concurrency.json'}")
