@@ -8,6 +8,10 @@ its budget is the config's ``max_turns`` (recipe ``fixed``) or drawn from ``budg
 each row ``num_generations`` times, so every GRPO group plays one task under one budget and the
 advantage compares like with like.
 
+A reply with no ``act`` call is one turn (its text is the command), as the ``hf:PATH`` agent plays
+it in evaluation (:func:`~agentgym_budget.integrations.trl.play_free_text`); TRL alone would end the
+rollout there, and 66% of the training episodes of the first default study ended so, silently lost.
+
 The reward is the episode's return (the family's reward, or the ProcessReward-shaped one).
 Every trainer log goes to ``metrics.jsonl`` and every episode to ``episodes.jsonl``
 (:mod:`agentgym_budget.train.metrics`); checkpoints go to ``checkpoints/checkpoint-N`` and a rerun
