@@ -372,3 +372,43 @@ def test_a_model_is_loaded_once_per_process_until_its_directory_changes(checkpoi
     assert second is not first and torch.equal(
         second.model.model.embed_tokens.weight, first.model.model.embed_tokens.weight
     )
+
+
+def test_training_reads_every_reply_as_the_agent_plays_it(checkpoint: Path) -> None:
+    """GRPO rollouts (play_free_text) and the hf: agent turn the same reply into the same commands."""
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import add_response_schema, parse_response
+
+    from agentgym_budget.agents.hf_model import act_commands
+    from agentgym_budget.integrations.trl import play_free_text
+    from agentgym_budget.train.chat_format import ConversationTokens
+
+    local = load_local_model(checkpoint)
+    training = add_response_schema(AutoTokenizer.from_pretrained(checkpoint))  # what GRPOTrainer does
+    play_free_text(training)
+    play_free_text(training)  # idempotent
+    running = ConversationTokens(local.tokenizer, local.chat_format, "A hall.")
+    over = ConversationTokens(local.tokenizer, local.chat_format, "A hall.")
+    over.add_call("take coin")
+    over.add_tool_answer("You win.\n\n[Episode over: task completed in 1 turn.]")
+    other = '<tool_call>\n{"name": "look", "arguments": {}}\n</tool_call>'
+    replies = {
+        _call("go east") + _call("take coin"): ["go east", "take coin"],
+        "I think.\nAction: Look.": ["I think.\nAction: Look."],
+        other + _call("go west"): ["go west"],  # the agent ignores calls to other tools: so does training
+        '<tool_call>\n{"name": "act"}\n</tool_call>': None,  # malformed: its text is the command
+        "": [""],
+    }
+    for text, expected in replies.items():
+        ids = list(_reply_ids(local, text))
+        played = [
+            c["function"]["arguments"]["command"]
+            for c in parse_response(training, ids, prefix=running.ids)["tool_calls"]
+        ]
+        commands, rest = act_commands(local.parse(ids, running.ids), "act")
+        assert played == (commands or [rest])  # the agent's turns
+        if expected is not None:
+            assert played == expected
+        after = parse_response(training, ids, prefix=over.ids)
+        assert act_commands(after, "act")[0] == act_commands(local.parse(ids, over.ids), "act")[0]
+    assert "tool_calls" not in parse_response(training, list(_reply_ids(local, "Done.")), prefix=over.ids)

@@ -18,10 +18,10 @@ How an episode is played, as TRL's multi-turn GRPO played it in training
   ones are played on the next turns without generating, and their answers are appended together
   as TRL does). Each command goes through the shared parser
   (:func:`~agentgym_budget.integrations.actions.parse_action`) as ``act`` sends it.
-* A reply with no ``act`` call (plain text, or a malformed call) would have ended the rollout in
-  training; here the runner needs a command every turn, so its text is read as one command by
-  :func:`~agentgym_budget.integrations.actions.parse_action` (possibly ``""``: one turn, the env's
-  usual feedback), and the next observation is appended as the tool's answer.
+* A reply with no ``act`` call (plain text, or a malformed call) is one turn: its text is read as
+  one command by :func:`~agentgym_budget.integrations.actions.parse_action` (possibly ``""``: the
+  env's usual feedback), and the next observation is appended as the tool's answer. GRPO rollouts
+  play such a reply the same way (:func:`~agentgym_budget.integrations.trl.play_free_text`).
 * Turns played for the agent by probes (``observe``) are appended as ``act`` calls.
 
 Generation is batched across the episodes a worker plays at once (``concurrency``, up to

@@ -45,9 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-samples", type=positive_int, default=4, help="episodes per task and budget (default 4)")
     parser.add_argument("--probe-states", type=int, default=15, help="probe states (0: skip; default 15)")
     parser.add_argument("--recovery-states", type=int, default=10, help="recovery states (0: skip; default 10)")
-    parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 150)")
+    parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
     parser.add_argument("--rl-steps", type=positive_int, default=None, help="GRPO steps per RL recipe (default 60)")
-    parser.add_argument("--train-tasks", type=positive_int, default=None, help="train-split tasks (default 40)")
+    parser.add_argument("--train-tasks", type=positive_int, default=None, help="train-split tasks (default 100)")
     parser.add_argument("--show-budget", action="store_true", help="train and evaluate with the budget shown")
     parser.add_argument(
         "--stages",

@@ -60,9 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, metavar="PATH", help="local Hugging Face causal LM as the base policy")
     parser.add_argument("--init", default=None, metavar="DIR", help="start RL from this checkpoint (skips SFT)")
     parser.add_argument("--steps", type=positive_int, default=None, help="GRPO steps (default 60; with sft: SFT steps)")
-    parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 150)")
+    parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
     parser.add_argument(
-        "--train-tasks", type=positive_int, default=40, help="tasks of the train split used (default 40)"
+        "--train-tasks", type=positive_int, default=100, help="tasks of the train split used (default 100)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
@@ -80,7 +80,7 @@ def build_config(args: argparse.Namespace):
         >>> parser = argparse.ArgumentParser(); add_arguments(parser)
         >>> config = build_config(parser.parse_args(["--recipe", "fixed", "--budget", "6", "--out", "x", "--steps", "3"]))
         >>> config.recipe, config.budget, config.grpo.steps, config.sft.steps
-        ('fixed', 6, 3, 150)
+        ('fixed', 6, 3, 350)
     """
     from dataclasses import replace
 

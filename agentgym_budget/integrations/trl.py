@@ -15,6 +15,12 @@
   that ends the episode answers the observation plus ``[Episode over: ...]`` and later calls answer
   that the episode is over without playing (they cost no turn and change nothing).
   Set ``max_tool_calling_iterations`` to at least the largest budget (:func:`check_trainer_args`).
+* A reply with no valid ``act`` call while the episode runs (plain text, a malformed call) would end
+  TRL's rollout, while the ``hf:PATH`` evaluation agent plays its text as one command. With
+  ``free_text_turns`` (the default of :func:`grpo_trainer`) training does the same:
+  :func:`play_free_text` makes such a reply a call ``act(command=<its text>)`` and keeps only the
+  valid ``act`` calls of a reply, so a reply costs the same turn in training and in evaluation. After
+  the end (``[Episode over: ...]`` was answered) a reply without a call ends the rollout, as before.
 * ``get_reward()`` returns the episode's return: the family's reward, or the ProcessReward-shaped
   one with ``reward="process"``. ``record`` (a property, so not a tool) summarises the episode
   (budget, turns, won, truncated, ...) for metrics by budget.
@@ -56,6 +62,7 @@ __all__ = [
     "environment_factory",
     "expert_conversations",
     "grpo_trainer",
+    "play_free_text",
 ]
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -63,6 +70,10 @@ DEFAULT_SYSTEM_PROMPT = (
     "every call is one turn of your limited budget. Stop calling tools once the episode is over."
 )
 """System message of the rows :func:`dataset_rows` makes."""
+
+
+EPISODE_OVER = "[Episode over: "
+"""How the answer that ends an episode begins its last line (:func:`play_free_text` looks for it)."""
 
 
 class BudgetToolEnv:
@@ -208,6 +219,57 @@ def check_trainer_args(args: Any, config: SessionConfig, rows: Iterable[dict[str
         )
 
 
+def play_free_text(tokenizer: Any, tool: str = "act") -> None:
+    """Make ``tokenizer.parse_response`` read a reply the way the ``hf:PATH`` agent plays it (see the module docstring).
+
+    TRL reads every reply with ``tokenizer.parse_response(ids, prefix=...)`` (``prefix``: the
+    conversation before the reply). Wrapped here, while the episode runs (no ``[Episode over: ...]``
+    answer in ``prefix``), a reply's calls are its valid ``tool`` calls
+    (:func:`~agentgym_budget.agents.hf_model.act_commands`), or, when it has none, one call with its
+    text as the command (``""`` for an empty reply); the episode then answers as for any command.
+    Idempotent; the tokenizer is changed in place (its saved files are not).
+
+    Example:
+        >>> class Parser:
+        ...     eos_token = "<eos>"
+        ...     def parse_response(self, ids, prefix=None):
+        ...         return {"role": "assistant", "content": "go east<eos>"}
+        ...     def decode(self, ids, skip_special_tokens=False):
+        ...         return "[Episode over: out of turns (2 of 2).]" if ids else ""
+        >>> tokenizer = Parser()
+        >>> play_free_text(tokenizer)
+        >>> tokenizer.parse_response([7], prefix=[])["tool_calls"][0]["function"]
+        {'name': 'act', 'arguments': {'command': 'go east'}}
+        >>> "tool_calls" in tokenizer.parse_response([7], prefix=[1])  # after the end: the rollout ends
+        False
+    """
+    from agentgym_budget.agents.hf_model import act_commands
+    from agentgym_budget.integrations.tiny_lm import tool_call
+
+    parse = tokenizer.parse_response
+    if getattr(parse, "plays_free_text", False):
+        return
+
+    def parse_response(ids: Any, *args: Any, prefix: Any = None, **kwargs: Any) -> Any:
+        if prefix is not None:
+            kwargs["prefix"] = prefix
+        try:
+            message = parse(ids, *args, **kwargs)
+        except (ValueError, TypeError):  # TRL's own fallback for a malformed reply: its text
+            message = None
+        if not isinstance(message, dict):
+            message = {"role": "assistant", "content": tokenizer.decode(list(ids), skip_special_tokens=True)}
+        if prefix is not None and EPISODE_OVER in tokenizer.decode(list(prefix), skip_special_tokens=True):
+            return message
+        commands, text = act_commands(message, tool)
+        if not commands:
+            commands = [text.removesuffix(tokenizer.eos_token or "\0")]
+        return {**message, "tool_calls": [tool_call(tool, command=command) for command in commands]}
+
+    parse_response.plays_free_text = True  # type: ignore[attr-defined]
+    tokenizer.parse_response = parse_response
+
+
 def grpo_trainer(
     model: Any,
     processing_class: Any,
@@ -217,12 +279,15 @@ def grpo_trainer(
     *,
     reward_funcs: Any = None,
     ignore_columns: Iterable[str] = (),
+    free_text_turns: bool = True,
     **kwargs: Any,
 ) -> Any:
     """A ``trl.GRPOTrainer`` whose rollouts play ``config`` through :class:`BudgetToolEnv`.
 
     Checks the arguments with :func:`check_trainer_args`; ``get_reward`` is the environment's reward
-    source (``reward_funcs`` may add more). Other keyword arguments go to ``GRPOTrainer``.
+    source (``reward_funcs`` may add more). With ``free_text_turns`` a reply without an ``act`` call
+    is one turn, as in evaluation (:func:`play_free_text`); without it, it ends the rollout (TRL's
+    behaviour). Other keyword arguments go to ``GRPOTrainer``.
 
     Raises:
         MissingDependencyError: ``trl`` is not installed (extra ``trl``).
@@ -230,7 +295,7 @@ def grpo_trainer(
     """
     trl = require("trl", extra="trl", feature="GRPO training through TRL", min_python=(3, 11))
     check_trainer_args(args, config, train_dataset if isinstance(train_dataset, list) else ())
-    return trl.GRPOTrainer(
+    trainer = trl.GRPOTrainer(
         model=model,
         processing_class=processing_class,
         args=args,
@@ -239,3 +304,6 @@ def grpo_trainer(
         environment_factory=environment_factory(config, ignore_columns=ignore_columns),
         **kwargs,
     )
+    if free_text_turns:
+        play_free_text(trainer._tokenizer)
+    return trainer

@@ -73,7 +73,10 @@ class TrainConfig:
         process_reward: RL on the ProcessReward-shaped return instead of the family's reward.
         model: A local Hugging Face causal LM directory as the base policy (default: the built-in tiny model).
         init: A checkpoint directory (e.g. an ``sft`` run's ``final``) to start RL from; skips SFT.
-        train_tasks: Tasks of the train split used (its first ``train_tasks``).
+        train_tasks: Tasks of the train split used (its first ``train_tasks``). With 40 tasks (80
+            demonstrations) the default tiny model memorised them and never read the observation (it
+            answered the same direction in every room, held-out greedy accuracy of moves 0.15 to 0.23
+            after 150 or 350 SFT steps); with 100 tasks and 350 steps it reads it (0.47).
         sft_agent: The scripted agent whose won episodes are the demonstrations.
         sft_episodes_per_task: Demonstration episodes per task.
         tiny: Size of the built-in tiny model.
@@ -104,11 +107,11 @@ class TrainConfig:
     process_reward: bool = False
     model: str | None = None
     init: str | None = None
-    train_tasks: int = 40
+    train_tasks: int = 100
     sft_agent: str = "noisy-expert-recover:eps=0.2"
     sft_episodes_per_task: int = 2
     tiny: TinyModelSpec = field(default_factory=TinyModelSpec)
-    sft: SFTSettings = field(default_factory=lambda: SFTSettings(steps=150, save_steps=50))
+    sft: SFTSettings = field(default_factory=lambda: SFTSettings(steps=350, save_steps=50))
     grpo: GRPOSettings = field(default_factory=GRPOSettings)
     seed: int = 0
 

@@ -100,7 +100,7 @@ class StudyConfig:
                     recipe="sft",
                     budget=max(self.budgets),
                     seed=self.seed,
-                    sft=SFTSettings(steps=150, save_steps=50),
+                    sft=SFTSettings(steps=350, save_steps=50),
                     grpo=GRPOSettings(),
                 ),
             )
