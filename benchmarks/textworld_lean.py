@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import time
 import warnings
@@ -30,6 +29,7 @@ from pathlib import Path
 import gymnasium as gym
 import jericho
 import textworld
+from textworld_overhead import record_actions  # the same random admissible actions as the overhead benchmark
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
@@ -44,19 +44,6 @@ GAMES = (
 
 def stack(env_id: str, kwargs: dict, lean: bool) -> gym.Env:
     return StateSnapshot(TurnBudget(gym.make(env_id, lean=lean, **kwargs), max_turns=10_000))
-
-
-def record_actions(env: gym.Env, seed: int, length: int) -> list[str]:
-    rng = random.Random(seed)
-    _, info = env.reset(seed=seed)
-    actions = []
-    for _ in range(length):
-        action = rng.choice([a for a in info["admissible_actions"] if not a.startswith("eat")] or ["look"])
-        actions.append(action)
-        _, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            break
-    return actions
 
 
 def timed(reset: Callable[[], None], step: Callable[[str], object], actions: list[str]) -> list[float]:

@@ -320,9 +320,9 @@ def group_tasks(config: PassKTConfig, todo: Sequence[EpisodePlan]) -> list[PassK
     probe = PassKTJob(config.env, config.mode, config.show_budget, (), (), config.episode_concurrency)
     concurrency = max(episode_concurrency(probe, spec) for spec in config.specs)
     per_task = max(1, max((len(plans) for plans in by_task.values()), default=1))
-    size = max(1, min(-(-JOB_WAVES * concurrency // per_task), -(-len(by_task) // config.workers)))
-    if concurrency == 1:
-        size = 1
+    tasks_to_fill = -(-JOB_WAVES * concurrency // per_task)
+    tasks_per_worker = -(-len(by_task) // config.workers)
+    size = 1 if concurrency == 1 else max(1, min(tasks_to_fill, tasks_per_worker))
     tasks = list(by_task)
     return [
         PassKTJob(

@@ -11,8 +11,8 @@ while an env loads or generates a game (tens of milliseconds to seconds); their 
 milliseconds, run on the event loop: handing every step to the thread cost the worker about 1 CPU ms
 per step in GIL and wake-up traffic, more than the step itself frees the loop for
 (``benchmarks/llm_concurrency.py`` compares both: :data:`STEPS_IN_ENV_THREAD`). Every episode has
-its own seed, env and agent, so its record does not depend on which other episodes run beside it. :func:`close_worker_resources` closes the pooled envs
-when the worker is done.
+its own seed, env and agent, so its record does not depend on which other episodes run beside it.
+:func:`close_worker_resources` closes the pooled envs when the worker is done.
 
 Each record holds the episode's identity (``agent``, ``env_id``, ``env_kwargs``, ``split``,
 ``task_id``, ``mode``, ``show_budget``, ``budget``, ``sample``, ``seed``) and its outcome (``won``,

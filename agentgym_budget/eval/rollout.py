@@ -8,8 +8,8 @@ Shared by every evaluation command (Pass@(K,T), probes, recovery runs):
   ``info`` keys an agent needs) for reuse across episodes in one process;
 * :func:`play_episode` plays one episode with a sync or async agent and returns an
   :class:`EpisodeResult`; :func:`run_episode` is its synchronous form. Given an ``executor``, it
-  resets and steps the env there, so the event loop stays free for the agent's requests while the
-  env computes (concurrent episodes of an LLM agent).
+  resets the env there (and steps it in ``step_executor``, if given), so the event loop stays free
+  for the agent's requests while the env loads a game (concurrent episodes of an LLM agent).
 
 An episode with budget ``T`` is reset with ``options={"task": task_id, "max_turns": T}`` and
 ``seed``; the agent is reset with the same seed. When the budget is hidden the agent's ``info``

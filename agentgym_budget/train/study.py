@@ -29,7 +29,6 @@ from typing import Any
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.train.grpo import GRPOSettings
 from agentgym_budget.train.recipe import TrainConfig, run_training
-from agentgym_budget.train.sft import SFTSettings
 
 __all__ = ["STAGES", "StudyConfig", "run_study", "study_differences", "study_table"]
 
@@ -100,8 +99,6 @@ class StudyConfig:
                     recipe="sft",
                     budget=max(self.budgets),
                     seed=self.seed,
-                    sft=SFTSettings(steps=350, save_steps=50),
-                    grpo=GRPOSettings(),
                 ),
             )
 
