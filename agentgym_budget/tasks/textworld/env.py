@@ -385,20 +385,25 @@ class FileEnv(TextWorldEnv):
             Task ids are the file names without extension.
 
     Raises:
-        DataError: The path does not exist, holds no ``.z8`` game, or a game lacks its ``.json``.
+        DataError: No path was given, the path does not exist, holds no ``.z8`` game, or a game lacks its ``.json``.
     """
 
     splits: ClassVar[tuple[str, ...]] = ("all",)
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | Path | None = None,
         *,
         split: str = "all",
         info_keys: Any = None,
         render_mode: str | None = None,
         lean: bool = False,
     ):
+        if path is None:
+            raise DataError(
+                'TextWorld-File-v0 needs path=: a .z8 game or a folder of them, e.g. gym.make("'
+                'agentgym_budget/TextWorld-File-v0", path="games/").'
+            )
         EzPickle.__init__(self, path=path, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
         root = Path(path).expanduser().resolve()

@@ -9,6 +9,10 @@ at the same time corrupt each other's parse: ``IndexError: pop from empty list``
 ``FailedParse`` errors, while loading a game (``Game.load``), generating one, or loading an
 ALFWorld game.
 
+The PDDL parsers exist only where TextWorld's ``pddl`` extra is installed (its planner,
+``fast_downward``, comes with ``alfworld``); without it they are left alone, so a base install
+never imports the planner.
+
 :func:`make_parsers_thread_safe` replaces each of these globals by a :class:`ThreadLocalParser`,
 which gives every thread a parser of its own, built on first use (~0.1 ms) with the same
 parser class, a fresh instance of the same semantics class and the same options: parses are
@@ -63,15 +67,28 @@ _INSTALL_LOCK = threading.Lock()
 
 
 def make_parsers_thread_safe() -> None:
-    """Replace TextWorld's shared TatSu parsers by :class:`ThreadLocalParser` (idempotent)."""
-    import textworld.envs.pddl.logic as pddl_logic
-    import textworld.envs.pddl.textgen as pddl_textgen
+    """Replace TextWorld's shared TatSu parsers by :class:`ThreadLocalParser` (idempotent).
+
+    The PDDL parsers are replaced only when TextWorld's PDDL support (``fast_downward``) is installed.
+    """
     import textworld.logic as logic
     import textworld.textgen as textgen
 
-    holders = (logic, textgen.TextGrammar, pddl_logic, pddl_textgen)
+    holders: list[Any] = [logic, textgen.TextGrammar, *_pddl_parser_holders()]
     with _INSTALL_LOCK:
         for holder in holders:
             shared = holder._PARSER
             if not isinstance(shared, ThreadLocalParser):
                 holder._PARSER = ThreadLocalParser(shared)
+
+
+def _pddl_parser_holders() -> list[Any]:
+    """TextWorld's PDDL parser modules, or none where its planner (``textworld[pddl]``) is not installed."""
+    try:
+        import textworld.envs.pddl.logic as pddl_logic
+        import textworld.envs.pddl.textgen as pddl_textgen
+    except ModuleNotFoundError as error:
+        if error.name != "fast_downward":
+            raise
+        return []
+    return [pddl_logic, pddl_textgen]
