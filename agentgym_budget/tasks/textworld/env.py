@@ -401,8 +401,8 @@ class FileEnv(TextWorldEnv):
     ):
         if path is None:
             raise DataError(
-                'TextWorld-File-v0 needs path=: a .z8 game or a folder of them, e.g. gym.make("'
-                'agentgym_budget/TextWorld-File-v0", path="games/").'
+                "TextWorld-File-v0 needs the argument 'path' (--env-args path=...): a .z8 game or a folder of "
+                'them, e.g. gym.make("agentgym_budget/TextWorld-File-v0", path="games/").'
             )
         EzPickle.__init__(self, path=path, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
