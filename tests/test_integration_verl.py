@@ -1,0 +1,156 @@
+"""verl: the agentgym_budget agent loop against the real verl package, with a scripted server manager.
+
+verl and trl need different transformers versions, so these tests run in their own environment (the
+``verl`` extra; README "verl"). In an environment without verl the module is reported as skipped with
+that reason, unless ``AGENTGYM_REQUIRE_VERL=1`` (the verl CI job), which turns a missing verl into a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import pytest
+
+if os.environ.get("AGENTGYM_REQUIRE_VERL") != "1":
+    pytest.importorskip("verl", reason="needs the [verl] extra in its own venv (README: verl)")
+
+import gymnasium as gym
+from omegaconf import OmegaConf
+from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, DictConfigWrap, _agent_loop_registry
+
+from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.verl import AGENT_LOOP_CONFIG, AGENT_NAME, BudgetAgentLoop, register_agent_loop
+from agentgym_budget.integrations.verl_data import verl_rows
+from tests.verl_support import ScriptedServer, build_tokenizer
+
+COIN = {"env_id": "TextWorld-CoinCollector-v0", "env_kwargs": "level=5"}
+PROMPT = [{"role": "system", "content": "Play. Reply with: Action: <command>"}, {"role": "user", "content": ""}]
+
+
+def _expert_plan(seed: int) -> list[str]:
+    env = gym.make("agentgym_budget/TextWorld-CoinCollector-v0", level=5, info_keys={"expert_plan"})
+    try:
+        return list(env.reset(seed=seed)[1]["expert_plan"])
+    finally:
+        env.close()
+
+
+def _loop(tokenizer: Any, server: ScriptedServer, response_length: int = 4096) -> Any:
+    config = OmegaConf.create(
+        {"actor_rollout_ref": {"rollout": {"prompt_length": 1024, "response_length": response_length}}, "data": {}}
+    )
+
+    async def build() -> Any:  # verl's loops capture the running event loop: build inside it
+        return BudgetAgentLoop(
+            trainer_config=DictConfigWrap(config),
+            server_manager=server,
+            tokenizer=tokenizer,
+            processor=None,
+            dataset_cls=None,
+            data_config=DictConfigWrap(config.data),
+            hf_model_type="qwen2",
+        )
+
+    return build
+
+
+def _run(tokenizer: Any, server: ScriptedServer, extra_info: dict, *, response_length: int = 4096) -> AgentLoopOutput:
+    async def main() -> AgentLoopOutput:
+        loop = await _loop(tokenizer, server, response_length)()
+        return await loop.run({"temperature": 1.0, "logprobs": True}, raw_prompt=PROMPT, extra_info=extra_info)
+
+    return asyncio.run(main())
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    return build_tokenizer()
+
+
+def _check_bookkeeping(output: AgentLoopOutput, tokenizer: Any, server: ScriptedServer) -> None:
+    """Mask 1 = exactly the model's tokens with their log-probs; mask 0 = the env's text, log-prob 0."""
+    pairs = list(zip(output.response_ids, output.response_mask, output.response_logprobs, strict=True))
+    assert len(output.response_mask) == len(output.response_ids) == len(output.response_logprobs)
+    assert [t for t, m, _ in pairs if m == 1] == [t for reply in server.replies for t in reply]
+    assert [lp for _, m, lp in pairs if m == 1] == [lp for reply in server.logprobs for lp in reply]
+    assert all(lp == 0.0 for _, m, lp in pairs if m == 0)
+    env_text = tokenizer.decode([t for t, m, _ in pairs if m == 0], skip_special_tokens=True)
+    for before, after, reply in zip(server.calls, server.calls[1:], server.replies, strict=False):
+        observation = tokenizer.decode(after[len(before) + len(reply) :], skip_special_tokens=True).strip()
+        assert observation and observation in env_text  # each observation lies in mask-0 spans
+        assert observation not in tokenizer.decode(reply)
+
+
+def test_expert_replies_win(tokenizer: Any) -> None:
+    plan = _expert_plan(seed=0)
+    server = ScriptedServer(tokenizer, [f"I go.\nAction: {command}" for command in plan])
+    output = _run(tokenizer, server, {**COIN, "seed": 0, "max_turns": 10, "index": 3})
+    fields = output.extra_fields
+    assert fields["won"] and fields["terminated"] and not fields["truncated"] and not fields["cut_by_length"]
+    assert (fields["env_turns"], fields["budget"]) == (len(plan), 10)
+    assert output.reward_score == pytest.approx(fields["env_return"]) and output.reward_score > 0
+    assert output.num_turns == 1 + 2 * len(plan) - 1  # prompt, replies and observations between them (no final one)
+    assert len(server.calls) == len(plan)
+    # each call's prompt is the previous call's prompt plus the reply and the observation, token for token
+    for before, after, reply in zip(server.calls, server.calls[1:], server.replies, strict=False):
+        assert after[: len(before) + len(reply)] == before + reply
+    assert server.calls[0] == output.prompt_ids
+    assert "Action: take coin" in tokenizer.decode(output.response_ids)
+    _check_bookkeeping(output, tokenizer, server)
+
+
+@pytest.mark.slow
+def test_wrong_command_truncates_at_the_row_budget(tokenizer: Any) -> None:
+    server = ScriptedServer(tokenizer, ["Action: dance wildly"] * 20)
+    output = _run(tokenizer, server, {**COIN, "seed": 1, "max_turns": 4})
+    fields = output.extra_fields
+    assert fields["truncated"] and not fields["terminated"] and not fields["won"]
+    assert (fields["env_turns"], fields["budget"], len(server.calls)) == (4, 4, 4)
+    assert output.reward_score == 0.0
+    assert output.response_mask[-1] == 1  # the episode ends on the model's reply
+    assert len(output.response_mask) == len(output.response_ids) == len(output.response_logprobs)
+
+
+def test_response_length_cut_is_detected_and_reported(tokenizer: Any, caplog: pytest.LogCaptureFixture) -> None:
+    server = ScriptedServer(tokenizer, ["Action: look"] * 50)
+    with caplog.at_level("WARNING"):
+        output = _run(tokenizer, server, {**COIN, "seed": 1, "max_turns": 40}, response_length=200)
+    fields = output.extra_fields
+    assert fields["cut_by_length"] and not fields["truncated"] and not fields["terminated"]
+    assert 0 < fields["env_turns"] < 40
+    assert len(output.response_ids) <= 200 and len(output.response_mask) == len(output.response_ids)
+    assert "cut by rollout.response_length=200" in caplog.text
+
+
+@pytest.mark.slow
+def test_budget_mix_rows_draw_their_budget_from_the_seed(tokenizer: Any) -> None:
+    config = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=5", budgets=(2, 3, 5))
+    rows = verl_rows(config, episodes=6, seed=0)
+    budgets = []
+    for row in rows:
+        server = ScriptedServer(tokenizer, ["Action: wait"] * 10)
+        output = _run(tokenizer, server, row["extra_info"])
+        assert output.extra_fields["truncated"] and output.extra_fields["env_turns"] == output.extra_fields["budget"]
+        budgets.append(output.extra_fields["budget"])
+    assert set(budgets) <= {2, 3, 5} and len(set(budgets)) > 1
+    again = [_run(tokenizer, ScriptedServer(tokenizer, ["Action: wait"] * 10), rows[i]["extra_info"]) for i in (0, 1)]
+    assert [o.extra_fields["budget"] for o in again] == budgets[:2]  # same seed, same budget
+
+
+def test_registration_and_shipped_config() -> None:
+    assert register_agent_loop() == AGENT_NAME == "agentgym_budget"
+    assert _agent_loop_registry[AGENT_NAME] == {"_target_": "agentgym_budget.integrations.verl.BudgetAgentLoop"}
+    entries = OmegaConf.load(AGENT_LOOP_CONFIG)
+    assert [(e.name, e._target_) for e in entries] == [
+        (AGENT_NAME, "agentgym_budget.integrations.verl.BudgetAgentLoop")
+    ]
+
+
+def test_bad_rows_raise_typed_errors(tokenizer: Any) -> None:
+    with pytest.raises(InvalidOptionError, match="needs 'env_id'"):
+        _run(tokenizer, ScriptedServer(tokenizer, []), {"seed": 0})
+    with pytest.raises(InvalidOptionError, match="Did you mean 'max_turns'"):
+        _run(tokenizer, ScriptedServer(tokenizer, []), {**COIN, "max_turn": 3})
