@@ -24,7 +24,7 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session import SessionConfig
 from agentgym_budget.integrations.verl import AGENT_LOOP_CONFIG, AGENT_NAME, BudgetAgentLoop, register_agent_loop
 from agentgym_budget.integrations.verl_data import verl_rows
-from tests.verl_support import ScriptedServer, build_tokenizer
+from tests.verl_support import ScriptedServer, build_tokenizer, trainer_config
 
 COIN = {"env_id": "TextWorld-CoinCollector-v0", "env_kwargs": "level=5"}
 PROMPT = [{"role": "system", "content": "Play. Reply with: Action: <command>"}, {"role": "user", "content": ""}]
@@ -154,3 +154,77 @@ def test_bad_rows_raise_typed_errors(tokenizer: Any) -> None:
         _run(tokenizer, ScriptedServer(tokenizer, []), {"seed": 0})
     with pytest.raises(InvalidOptionError, match="Did you mean 'max_turns'"):
         _run(tokenizer, ScriptedServer(tokenizer, []), {**COIN, "max_turn": 3})
+
+
+@pytest.mark.slow
+def test_export_dataset_rows_play_through_the_loop(tokenizer: Any, tmp_path: Any) -> None:
+    import pyarrow.parquet as pq
+
+    from agentgym_budget.cli.main import main
+
+    path = tmp_path / "coin.parquet"
+    argv = ["export-dataset", "TextWorld-CoinCollector-v0", "--env-args", "level=5", "--episodes", "3"]
+    assert main([*argv, "--seed", "7", "--budget", "6", "--output", str(path)]) == 0
+    rows = pq.read_table(path).to_pylist()
+    assert [(r["agent_name"], r["extra_info"]["seed"], r["extra_info"]["max_turns"]) for r in rows] == [
+        ("agentgym_budget", 7, 6),
+        ("agentgym_budget", 8, 6),
+        ("agentgym_budget", 9, 6),
+    ]
+    plan = _expert_plan(seed=8)
+    output = _run(tokenizer, ScriptedServer(tokenizer, [f"Action: {c}" for c in plan]), rows[1]["extra_info"])
+    assert output.extra_fields["won"] and output.extra_fields["budget"] == 6
+
+
+@pytest.mark.slow
+def test_budget_mix_rows_through_verls_agent_loop_worker(tokenizer: Any, tmp_path: Any) -> None:
+    """verl's own AgentLoopWorker.generate_sequences, the loop found through the shipped YAML only."""
+    import numpy as np
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.protocol import DataProto
+
+    config = trainer_config(
+        tokenizer,
+        str(tmp_path / "model"),
+        [
+            f"actor_rollout_ref.rollout.agent.agent_loop_config_path={AGENT_LOOP_CONFIG}",
+            "data.max_prompt_length=512",
+            "data.max_response_length=2048",
+        ],
+    )
+    rows = verl_rows(SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=5", budgets=(2, 3, 5)), episodes=4)
+    rows = [rows[i] for i in (0, 0, 1, 2, 3)]  # a GRPO group: verl repeats a row n times
+    batch = DataProto.from_dict(
+        non_tensors={
+            "raw_prompt": np.array([None, *[row["prompt"] for row in rows]], dtype=object)[1:],
+            "extra_info": np.array([row["extra_info"] for row in rows], dtype=object),
+            "agent_name": np.array([row["agent_name"] for row in rows], dtype=object),
+            "index": np.array([row["extra_info"]["index"] for row in rows]),
+        },
+        meta_info={"validate": False, "global_steps": 1},
+    )
+    server = ScriptedServer(tokenizer, ["Action: wait"], repeat=True)
+    registered = _agent_loop_registry.pop(AGENT_NAME, None)  # as in a fresh Ray actor: only the YAML names it
+    try:
+
+        async def generate() -> Any:
+            return await AgentLoopWorker(config, server).generate_sequences(batch)
+
+        out = asyncio.run(generate())
+    finally:
+        if registered is not None:
+            _agent_loop_registry[AGENT_NAME] = registered
+    extra = out.non_tensor_batch
+    budgets, turns = list(extra["budget"]), list(extra["env_turns"])
+    assert budgets == turns and set(budgets) <= {2, 3, 5} and len(set(budgets)) > 1
+    assert budgets[0] == budgets[1] and extra["task_id"][0] == extra["task_id"][1]  # same row, same episode
+    assert all(extra["truncated"]) and not any(extra["won"]) and not any(extra["cut_by_length"])
+    assert list(extra["__num_turns__"]) == [2 * b for b in budgets]
+    assert len(server.calls) == sum(budgets)
+    responses, mask = out.batch["responses"], out.batch["response_mask"]
+    assert responses.shape == mask.shape == out.batch["rollout_log_probs"].shape == (5, 2048)
+    for i, budget in enumerate(budgets):  # model tokens: `budget` replies; log-probs only on them
+        reply = [*tokenizer.encode("Action: wait", add_special_tokens=False), tokenizer.eos_token_id]
+        assert int(mask[i].sum()) == budget * len(reply)
+        assert bool((out.batch["rollout_log_probs"][i][mask[i] == 0] == 0).all())
+    assert float(out.batch["rm_scores"].sum()) == 0.0

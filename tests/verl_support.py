@@ -37,12 +37,14 @@ def build_tokenizer() -> Any:
 class ScriptedServer:
     """A verl server manager whose model replies are given in advance (each ends with ``<|im_end|>``).
 
+    With ``repeat`` the last reply is given forever (for concurrent episodes through verl's worker).
     Records each call's ``prompt_ids``, the reply tokens and the log-probs it returned.
     """
 
-    def __init__(self, tokenizer: Any, replies: Sequence[str]) -> None:
+    def __init__(self, tokenizer: Any, replies: Sequence[str], *, repeat: bool = False) -> None:
         self.tokenizer = tokenizer
         self.script = list(replies)
+        self.repeat = repeat
         self.calls: list[list[int]] = []
         self.replies: list[list[int]] = []
         self.logprobs: list[list[float]] = []
@@ -50,6 +52,8 @@ class ScriptedServer:
     async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict, **kwargs: Any) -> Any:
         from verl.workers.rollout.replica import TokenOutput
 
+        if self.repeat:
+            self.script.append(self.script[-1])
         if len(self.calls) >= len(self.script):
             raise AssertionError(f"the loop asked for reply {len(self.calls) + 1}; the script has {len(self.script)}")
         text = self.script[len(self.calls)]
@@ -59,3 +63,29 @@ class ScriptedServer:
         self.replies.append(tokens)
         self.logprobs.append(logprobs)
         return TokenOutput(token_ids=tokens, log_probs=logprobs, stop_reason="completed")
+
+
+def trainer_config(tokenizer: Any, model_dir: str, overrides: Sequence[str] = ()) -> Any:
+    """verl's own ``ppo_trainer`` config composed with hydra, its model a tiny local Qwen2 config + ``tokenizer``."""
+    import os
+
+    import transformers
+    import verl
+    from hydra import compose, initialize_config_dir
+
+    tokenizer.save_pretrained(model_dir)
+    transformers.Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        architectures=["Qwen2ForCausalLM"],
+    ).save_pretrained(model_dir)
+    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        return compose(
+            "ppo_trainer",
+            overrides=[f"actor_rollout_ref.model.path={model_dir}", "actor_rollout_ref.rollout.name=vllm", *overrides],
+        )
