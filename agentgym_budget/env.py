@@ -287,11 +287,11 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 f"{self.name}: the episode on task {self._task_id!r} is over ({outcome} after "
                 f"{len(self._actions)} actions); call reset() to start a new one."
             )
-        admissible = self._last_turn.admissible_actions
+        valid = self._action_is_valid(action, self._last_turn.admissible_actions)  # before acting: same state
         turn = self._advance(action)
         self._actions.append(action)
         self._episode_over = turn.won or turn.lost
-        observation, info = self._emit(turn, action_is_valid=self._action_is_valid(action, admissible))
+        observation, info = self._emit(turn, action_is_valid=valid)
         return observation, float(turn.reward), self._episode_over, False, info
 
     def render(self) -> str | None:
