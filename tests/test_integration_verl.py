@@ -228,3 +228,24 @@ def test_budget_mix_rows_through_verls_agent_loop_worker(tokenizer: Any, tmp_pat
         assert int(mask[i].sum()) == budget * len(reply)
         assert bool((out.batch["rollout_log_probs"][i][mask[i] == 0] == 0).all())
     assert float(out.batch["rm_scores"].sum()) == 0.0
+
+
+def test_the_example_trainer_config_composes_over_verls_own() -> None:
+    import os
+
+    from hydra import compose, initialize_config_dir
+
+    from agentgym_budget.integrations.verl import EXAMPLE_TRAINER_CONFIG
+
+    with initialize_config_dir(config_dir=os.path.dirname(EXAMPLE_TRAINER_CONFIG), version_base=None):
+        config = compose(
+            "verl_trainer_example",
+            overrides=[
+                f"actor_rollout_ref.rollout.agent.agent_loop_config_path={AGENT_LOOP_CONFIG}",
+                "actor_rollout_ref.model.path=/models/any",
+            ],
+        )
+    rollout = config.actor_rollout_ref.rollout
+    assert (config.algorithm.adv_estimator, rollout.agent.default_agent_loop) == ("grpo", AGENT_NAME)
+    assert (rollout.prompt_length, rollout.response_length) == (1024, 4096)  # from data.max_*_length
+    assert rollout.calculate_log_probs and config.data.return_raw_chat and rollout.n == 4
