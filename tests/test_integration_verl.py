@@ -90,7 +90,7 @@ def test_expert_replies_win(tokenizer: Any) -> None:
     output = _run(tokenizer, server, {**COIN, "seed": 0, "max_turns": 10, "index": 3})
     fields = output.extra_fields
     assert fields["won"] and fields["terminated"] and not fields["truncated"] and not fields["cut_by_length"]
-    assert (fields["env_turns"], fields["budget"]) == (len(plan), 10)
+    assert (fields["env_turns"], fields["budget"], fields["admissible_rate"]) == (len(plan), 10, 1.0)
     assert output.reward_score == pytest.approx(fields["env_return"]) and output.reward_score > 0
     assert output.num_turns == 1 + 2 * len(plan) - 1  # prompt, replies and observations between them (no final one)
     assert len(server.calls) == len(plan)
@@ -109,6 +109,7 @@ def test_wrong_command_truncates_at_the_row_budget(tokenizer: Any) -> None:
     fields = output.extra_fields
     assert fields["truncated"] and not fields["terminated"] and not fields["won"]
     assert (fields["env_turns"], fields["budget"], len(server.calls)) == (4, 4, 4)
+    assert fields["admissible_rate"] == 0.0
     assert output.reward_score == 0.0
     assert output.response_mask[-1] == 1  # the episode ends on the model's reply
     assert len(output.response_mask) == len(output.response_ids) == len(output.response_logprobs)

@@ -21,8 +21,9 @@ package) with ``actor_rollout_ref.rollout.agent.agent_loop_config_path``, or set
   ``cut_by_length`` (the episode is neither terminated nor truncated then).
 * **Output**: ``reward_score`` is the episode's return (the family's reward, or the
   ProcessReward-shaped return with ``reward="process"``); ``extra_fields`` carry ``won``, ``budget``,
-  ``env_turns``, ``terminated``, ``truncated``, ``cut_by_length``, ``task_id`` and ``env_return`` per
-  episode (verl's ``metrics`` model drops unknown keys), so success can be grouped by budget.
+  ``env_turns``, ``terminated``, ``truncated``, ``cut_by_length``, ``task_id``, ``env_return`` and
+  ``admissible_rate`` (the share of replies that were admissible commands) per episode (verl's
+  ``metrics`` model drops unknown keys), so success can be grouped by budget.
   ``num_turns`` follows verl's meaning: chat messages (the prompt counts one, then each reply and each
   observation), *not* env turns; those are ``extra_fields["env_turns"]``.
 
@@ -112,6 +113,7 @@ def _fields(session: EpisodeSession, cut_by_length: bool) -> dict[str, Any]:
         "cut_by_length": cut_by_length,
         "task_id": str(record["task_id"]),
         "env_return": float(record["env_return"]),
+        "admissible_rate": record["admissible_rate"],
     }
 
 
