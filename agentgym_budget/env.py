@@ -287,10 +287,11 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 f"{self.name}: the episode on task {self._task_id!r} is over ({outcome} after "
                 f"{len(self._actions)} actions); call reset() to start a new one."
             )
+        valid = self._action_is_valid(action, self._last_turn.admissible_actions)  # before acting: same state
         turn = self._advance(action)
         self._actions.append(action)
         self._episode_over = turn.won or turn.lost
-        observation, info = self._emit(turn)
+        observation, info = self._emit(turn, action_is_valid=valid)
         return observation, float(turn.reward), self._episode_over, False, info
 
     def render(self) -> str | None:
@@ -448,12 +449,19 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
             return dataclasses.replace(self._last_turn, observation=self.blocked_feedback, reward=0.0)
         return self._act(command)
 
-    def _emit(self, turn: Turn) -> tuple[str, dict[str, Any]]:
+    def _action_is_valid(self, action: str, admissible: Sequence[str]) -> bool:
+        """The action parsed to a command (see ``_sanitize``) that was admissible where it was taken."""
+        command = self._sanitize(action)
+        return command is not None and text.is_admissible(command, admissible)
+
+    def _emit(self, turn: Turn, *, action_is_valid: bool = True) -> tuple[str, dict[str, Any]]:
         turn = dataclasses.replace(turn, observation=text.normalize_text(turn.observation))
         self._last_turn = turn
         info: dict[str, Any] = {
             "admissible_actions": list(turn.admissible_actions),
+            "action_is_valid": action_is_valid,
             "won": bool(turn.won),
+            "success": bool(turn.won),
             "lost": bool(turn.lost),
             "progress": float(turn.progress),
             "task_id": self._task_id,
@@ -461,6 +469,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         }
         for key in self.omitted_info_keys:
             del info[key]
+        if "admissible_actions" in self.omitted_info_keys:
+            del info["action_is_valid"]  # admissibility is unknown without the admissible actions
         for key in self.info_keys:
             value = turn.extras.get(key)
             info[key] = list(value) if isinstance(value, (list, tuple)) else value

@@ -16,7 +16,7 @@ Example:
     >>> resolve_info_keys(["expert_acton"], {"expert_action": "next solver action"}, "demo")
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.InvalidInfoKeyError: Unknown info key 'expert_acton' for demo. Did you mean 'expert_action'? Opt-in keys: expert_action (next solver action). Always present: admissible_actions, won, lost, progress, task_id, goal.
+    agentgym_budget.errors.InvalidInfoKeyError: Unknown info key 'expert_acton' for demo. Did you mean 'expert_action'? Opt-in keys: expert_action (next solver action). Always present: admissible_actions, action_is_valid, won, success, lost, progress, task_id, goal.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ __all__ = ["EXPERT_INFO_KEYS", "STANDARD_INFO_KEYS", "resolve_info_keys"]
 
 STANDARD_INFO_KEYS: tuple[str, ...] = (
     "admissible_actions",
+    "action_is_valid",
     "won",
+    "success",
     "lost",
     "progress",
     "task_id",
@@ -38,10 +40,17 @@ STANDARD_INFO_KEYS: tuple[str, ...] = (
 """Keys present in every ``info`` of every task family:
 
 * ``admissible_actions`` (``list[str]``): commands the engine accepts in this state, sorted;
+* ``action_is_valid`` (``bool``): the step's action parsed to a command that was admissible in the
+  state it was taken in (``True`` after a reset; absent when ``admissible_actions`` is omitted);
 * ``won`` / ``lost`` (``bool``): the task was completed / failed irrecoverably;
+* ``success`` (``bool``): the same as ``won``, under the name other env managers (verl-agent,
+  AgentGym) use;
 * ``progress`` (``float`` in [0, 1]): the family's step-level progress signal;
 * ``task_id`` (``str``): the task being played;
 * ``goal`` (``str``): the task text given to the agent.
+
+Under a :class:`~agentgym_budget.wrappers.TurnBudget` every ``info`` also has ``turn``, ``max_turns``
+and ``turns_left`` (``int``).
 """
 
 EXPERT_INFO_KEYS: Mapping[str, str] = {

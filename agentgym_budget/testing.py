@@ -175,9 +175,12 @@ class EnvConformance:
             obs, info = env.reset(seed=self.seed)
             omitted = frozenset(getattr(env.unwrapped, "omitted_info_keys", frozenset()))
             assert omitted <= {"admissible_actions"}, f"only admissible_actions may be omitted, not {omitted}"
+            if "admissible_actions" in omitted:
+                omitted |= {"action_is_valid"}  # admissibility is unknown without the admissible actions
             expected = set(STANDARD_INFO_KEYS) - omitted
             assert expected <= set(info), f"missing info keys: {expected - set(info)}"
             assert not omitted & set(info), f"omitted info keys present: {omitted & set(info)}"
+            assert info["success"] is info["won"] and info.get("action_is_valid", True) is True
             if "admissible_actions" not in omitted:
                 assert isinstance(info["admissible_actions"], list) and info["admissible_actions"]
                 assert all(isinstance(a, str) for a in info["admissible_actions"])
@@ -189,6 +192,10 @@ class EnvConformance:
             assert env.observation_space.contains(obs)
             assert isinstance(reward, float) and isinstance(terminated, bool) and truncated is False
             assert expected <= set(info) and not omitted & set(info)
+            assert info["success"] is info["won"] and info.get("action_is_valid", True) is True
+            if not terminated and "action_is_valid" in info:
+                info = env.step("zzqx is not a command 12345")[-1]
+                assert info["action_is_valid"] is False
         finally:
             env.close()
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections.abc import Sequence
 
 from gymnasium import spaces
 
@@ -36,6 +37,8 @@ __all__ = [
     "OBSERVATION_MAX_LENGTH",
     "TRUNCATION_MARK",
     "action_space",
+    "is_admissible",
+    "normalize_command",
     "normalize_text",
     "observation_space",
 ]
@@ -115,3 +118,43 @@ def observation_space() -> spaces.Text:
 def action_space() -> spaces.Text:
     """The action space of every environment: text of 0 to :data:`ACTION_MAX_LENGTH` chars."""
     return TextSpace(max_length=ACTION_MAX_LENGTH, min_length=0, charset=CHARSET)
+
+
+_COMMAND_SPACES = re.compile(r"\s+")
+_PLACEHOLDER = re.compile(r"<[^<>]+>")
+
+
+def normalize_command(command: str) -> str:
+    """``command`` lower-cased, with runs of white space collapsed and the ends stripped.
+
+    Example:
+        >>> normalize_command("  Take   the Coin ")
+        'take the coin'
+    """
+    return _COMMAND_SPACES.sub(" ", command).strip().lower()
+
+
+def is_admissible(action: str, admissible: Sequence[str]) -> bool:
+    """Whether ``action`` is one of ``admissible`` (see the module docstring for the comparison).
+
+    Example:
+        >>> is_admissible("Go  North", ["go north", "look"])
+        True
+        >>> is_admissible("search[red socks]", ["search[<keywords>]"]), is_admissible("search[]", ["search[<keywords>]"])
+        (True, False)
+        >>> is_admissible("dance", ["go north", "look"])
+        False
+    """
+    if not isinstance(action, str):
+        return False
+    command = normalize_command(action)
+    for entry in admissible:
+        candidate = normalize_command(entry)
+        if candidate == command:
+            return True
+        if _PLACEHOLDER.search(candidate):
+            pieces = _PLACEHOLDER.split(candidate)
+            pattern = "(?:.+)".join(re.escape(piece) for piece in pieces)
+            if re.fullmatch(pattern, command):
+                return True
+    return False

@@ -384,9 +384,12 @@ def test_training_reads_every_reply_as_the_agent_plays_it(checkpoint: Path) -> N
     from agentgym_budget.train.chat_format import ConversationTokens
 
     local = load_local_model(checkpoint)
-    training = add_response_schema(AutoTokenizer.from_pretrained(checkpoint))  # what GRPOTrainer does
-    play_free_text(training)
-    play_free_text(training)  # idempotent
+    caller = add_response_schema(AutoTokenizer.from_pretrained(checkpoint))  # what GRPOTrainer does
+    caller_parse = caller.parse_response
+    training = play_free_text(caller)
+    assert play_free_text(training) is training  # idempotent
+    assert type(training) is type(caller) and caller.parse_response == caller_parse  # the caller's is untouched
+    assert "parse_response" not in vars(caller)
     running = ConversationTokens(local.tokenizer, local.chat_format, "A hall.")
     over = ConversationTokens(local.tokenizer, local.chat_format, "A hall.")
     over.add_call("take coin")

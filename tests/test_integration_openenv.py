@@ -133,6 +133,7 @@ def test_four_concurrent_sessions(server_url):
     assert won["obs"].text.endswith(f"[Episode over: task completed in {won['obs'].turn} turns.]")
     assert "Admissible actions: " in won["first_text"] and won["obs"].command == "take coin"
     assert won["state"].won and won["state"].done and won["state"].total_reward == 1.0 and won["state"].seed == 0
+    assert isinstance(won["state"].episode_id, str) and len(won["state"].episode_id) == 32  # assigned: none given
 
     first, last = results["_budget_truncates"]["steps"]
     assert (first.turn, first.turns_left, first.done, first.matched) == (1, 1, False, True)
@@ -170,3 +171,22 @@ def test_serve_refuses_bad_settings_before_serving(capsys):
         port = taken.getsockname()[1]
         assert main(["serve", "WebShop-1k-v0", "--port", str(port)]) == 2
     assert f"Cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_an_episode_id_is_assigned_when_the_client_gives_none():
+    from agentgym_budget.integrations.openenv import BudgetEnvironment
+    from agentgym_budget.integrations.pool import SessionPool
+    from agentgym_budget.integrations.session import SessionConfig
+
+    pool = SessionPool(SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=1"))
+    env = BudgetEnvironment(pool)
+    try:
+        env.reset(seed=0)
+        first = env.state.episode_id
+        env.reset(seed=0)
+        second = env.state.episode_id
+        env.reset(seed=0, episode_id="mine")
+        assert isinstance(first, str) and first and second and first != second and env.state.episode_id == "mine"
+    finally:
+        env.close()
+        pool.close()

@@ -21,8 +21,8 @@ PROMPT = [{"role": "system", "content": "Shop."}, {"role": "user", "content": ""
 
 
 def _env(extra_info: dict, config: dict = SHOP) -> BudgetTextEnv:
-    # SkyRL's generator puts one global max_turns at the top level of extras: it must not win.
-    return skyrl_gym.make(register_skyrl_env(), env_config=config, extras={"extra_info": extra_info, "max_turns": 1})
+    # SkyRL's generator puts its one global limit at the top level of extras: it is not the budget.
+    return skyrl_gym.make(register_skyrl_env(), env_config=config, extras={"extra_info": extra_info, "max_turns": 99})
 
 
 def _trajectory(extra_info: dict, config: dict = SHOP) -> dict:
@@ -87,3 +87,50 @@ def test_bad_settings_are_refused():
     with pytest.raises(InvalidOptionError, match="Did you mean 'max_turns'"):
         _env({"seed": 0, "max_turn": 3})
     _env({"seed": 0, "split": "train", "index": 7}).close()  # other extra_info keys are ignored
+
+
+def test_a_budget_above_the_generators_limit_warns_and_one_below_does_not() -> None:
+    import warnings
+
+    from agentgym_budget.integrations.skyrl import GeneratorLimitWarning
+
+    def init(extra_info: dict, limit: int) -> BudgetTextEnv:
+        env = skyrl_gym.make(
+            register_skyrl_env(), env_config=COIN, extras={"extra_info": extra_info, "max_turns": limit}
+        )
+        env.init(PROMPT)
+        return env
+
+    with pytest.warns(GeneratorLimitWarning, match="budget is 10 turns but SkyRL's generator stops .* max_turns=3"):
+        env = init({"seed": 0, "max_turns": 10}, 3)
+    assert env.max_turns == 10 and env.generator_max_turns == 3
+    env.close()
+    with pytest.warns(GeneratorLimitWarning, match="budget is 15 turns"):  # the config's budget, none in the row
+        init({"seed": 0}, 5).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GeneratorLimitWarning)
+        init({"seed": 0, "max_turns": 4}, 4).close()
+
+
+def test_metrics_by_budget_survive_skyrls_averaging() -> None:
+    from skyrl_gym.metrics import aggregate_for_environment
+
+    config = {**COIN, "budgets": [1, 30]}
+    metrics = []
+    for seed in range(8):
+        env = _env({"seed": seed}, config)
+        try:
+            env.init(PROMPT)
+            turn = env.session.last
+            while not turn.done:
+                env.step(f"Action: {turn.info['expert_action']}")
+                turn = env.session.last
+            metrics.append(env.get_metrics())
+        finally:
+            env.close()
+    budgets = {m["budget"] for m in metrics}
+    assert budgets == {1, 30}  # both budgets drawn over these seeds
+    aggregated = aggregate_for_environment(register_skyrl_env(), metrics)
+    assert aggregated["won@1"] == 0.0 and aggregated["won@30"] == 1.0  # level 2 needs more than one turn
+    assert aggregated["episodes@1"] + aggregated["episodes@30"] == 8
+    assert 0.0 < aggregated["won"] < 1.0

@@ -105,6 +105,8 @@ def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
     )
     before = [p.detach().clone() for p in model.parameters()]
     trainer = grpo_trainer(model, tokenizer, COIN, args, Dataset.from_list(rows))
+    assert getattr(trainer._tokenizer.parse_response, "plays_free_text", False)  # rollouts read free text...
+    assert trainer._tokenizer is not tokenizer and "parse_response" not in vars(tokenizer)  # ...the caller's untouched
     result = trainer.train()
 
     assert result.global_step == 1 and math.isfinite(result.training_loss)

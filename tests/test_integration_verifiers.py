@@ -36,7 +36,12 @@ def test_expert_wins_and_budget_truncates_through_verifiers(url):
     episodes = [{"seed": 0}, {"seed": 0, "max_turns": 2}, {"seed": 1, "show_budget": True}]
     played = asyncio.run(play(url, episodes, ExpertAgent()))
     won, truncated, shown = played
-    assert won.rewards == {"openenv_reward": 1.0} and won.stop is None and won.last_observation["won"] is False
+    assert won.rewards == {"openenv_reward": 1.0} and won.stop is None
+    final = won.last_observation  # the observation after the winning step, which the player never sees
+    assert final["won"] is True and final["terminated"] is True and final["turn"] == won.turns
+    assert won.observations[-1]["won"] is False and len(won.observations) == won.turns
+    assert set(final) == set(won.observations[-1]) and "[Episode over: task completed" in final["text"]
+    assert truncated.last_observation["truncated"] is True and truncated.last_observation["turn"] == 2
     assert all(reply.startswith("Action: ") for reply in won.replies) and won.turns == len(won.replies) >= 3
     assert truncated.rewards == {"openenv_reward": 0.0} and truncated.turns == 2
     assert truncated.replies == won.replies[:2]  # same seed, same task, same expert moves

@@ -8,6 +8,7 @@ import pkgutil
 import pytest
 
 import agentgym_budget
+from agentgym_budget.errors import MissingDependencyError
 
 
 def _public_modules() -> list[str]:
@@ -34,4 +35,8 @@ def test_all_names_import(module_name):
     module = importlib.import_module(module_name)
     assert hasattr(module, "__all__"), f"{module_name} has no __all__"
     for name in module.__all__:
-        assert hasattr(module, name), f"{module_name}.__all__ names {name!r}, which does not exist"
+        try:
+            present = hasattr(module, name)
+        except MissingDependencyError:  # built on first use from an optional library not installed here (verl)
+            continue
+        assert present, f"{module_name}.__all__ names {name!r}, which does not exist"

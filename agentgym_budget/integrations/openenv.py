@@ -16,7 +16,7 @@ threads of one process, up to ``max_sessions`` at once). The wire format:
   ``command``, ``matched``, ``env_reward``, ``info`` (the opt-in keys served) and OpenEnv's
   ``done`` (= terminated or truncated) and ``reward``. Every field is explicit: nothing relies on
   ``metadata``, which some OpenEnv versions drop on the wire.
-* **State** ``BudgetState``: ``episode_id``, ``step_count``, ``env``, ``task_id``, ``seed``,
+* **State** ``BudgetState``: ``episode_id`` (the client's, else a fresh random hex id per reset), ``step_count``, ``env``, ``task_id``, ``seed``,
   ``max_turns``, ``turn``, ``total_reward``, ``done``, ``won``.
 * **Errors**: a bad request gets an error frame whose message names the error class and says what
   was expected (``InvalidOptionError: Unknown episode field 'max_turn'. Did you mean ...``); a
@@ -43,6 +43,7 @@ import re
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -176,7 +177,7 @@ def _classes() -> SimpleNamespace:
         def reset(self, seed: int | None = None, episode_id: str | None = None, **fields: Any) -> BudgetObservation:
             with _typed_errors_on_wire():
                 turn = self._session.reset(seed=seed, **fields)
-            self._episode_id, self._steps = episode_id, 0
+            self._episode_id, self._steps = episode_id or uuid.uuid4().hex, 0
             return BudgetObservation(**_observation_fields(turn))
 
         def step(self, action: BudgetAction, timeout_s: float | None = None, **kwargs: Any) -> BudgetObservation:

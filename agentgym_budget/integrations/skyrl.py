@@ -11,15 +11,23 @@ contract is mapped:
   ``max_turns``, ``budgets``, ``show_budget``, ``reward``, ...). Stacks are reused across
   trajectories from a process-wide :class:`~agentgym_budget.integrations.pool.SessionPool`.
 * The episode comes from the dataset row's ``extra_info`` (``task``, ``seed``, ``max_turns``,
-  ``show_budget``; other keys are ignored unless they look like a misspelling of one of these). SkyRL's generator overwrites ``extras["max_turns"]`` with one global value,
-  so a per-episode budget must be in ``extra_info``; the top-level value is ignored.
+  ``show_budget``; other keys are ignored unless they look like a misspelling of one of these).
+  The episode's budget is the row's ``max_turns``, else a ``budgets`` draw, else the config's
+  ``max_turns``. SkyRL's generator overwrites ``extras["max_turns"]`` with one global value and stops
+  every trajectory there, so that value is the generator's limit, never the budget: when an episode's
+  budget exceeds it, ``init`` warns with :class:`GeneratorLimitWarning` (the generator would cut the
+  episode before its budget runs out, and ``truncated`` would never be reported). Set the generator's
+  ``max_turns`` to at least the largest budget.
 * ``init(prompt)`` resets and returns the prompt plus a user message with the first observation
   (appended to the prompt's last user message when it has no content).
 * ``step(text)``: the whole LLM response is parsed into one command (one turn) by the shared
   parser; the result has the turn's reward, ``done`` (terminated or truncated), the next
   observation as a user message (none once done) and ``metadata`` with ``terminated``,
   ``truncated``, ``turn``, ``max_turns``, ``won``, ``command`` and ``matched``.
-* ``get_metrics()`` reports ``won``, ``turns``, ``budget``, ``truncated`` and ``return`` per trajectory.
+* ``get_metrics()`` reports ``won``, ``turns``, ``budget``, ``truncated`` and ``return`` per trajectory,
+  plus ``won@T`` and ``return@T`` under the episode's budget ``T``. SkyRL averages each key over the
+  trajectories that report it, so ``won@T`` becomes the success rate at budget ``T`` under BudgetMix
+  (``won`` alone mixes the budgets); ``aggregate_metrics`` adds ``episodes@T``, the count per budget.
 
 Example:
     >>> register_skyrl_env()
@@ -40,6 +48,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -57,8 +66,15 @@ from agentgym_budget.integrations.session import (
 __all__ = [
     "DEFAULT_SKYRL_ID",
     "BudgetTextEnv",  # noqa: F822 (built on first use by __getattr__: it needs skyrl-gym)
+    "GeneratorLimitWarning",
+    "aggregate_budget_metrics",
     "register_skyrl_env",
 ]
+
+
+class GeneratorLimitWarning(UserWarning):
+    """An episode's budget exceeds the ``max_turns`` SkyRL's generator stops every trajectory at."""
+
 
 DEFAULT_SKYRL_ID = "agentgym_budget"
 """The id :func:`register_skyrl_env` registers by default (SkyRL's ``env_class``)."""
@@ -90,6 +106,31 @@ def _episode(extra_info: Mapping[str, Any]) -> dict[str, Any]:
     return episode_fields(extra_info, ignore=ignored)
 
 
+def _generator_limit(extras: Mapping[str, Any] | None) -> int | None:
+    value = (extras or {}).get("max_turns")
+    return None if value is None or isinstance(value, bool) else int(value)
+
+
+def aggregate_budget_metrics(metrics: list[Mapping[str, Any]]) -> dict[str, float]:
+    """SkyRL's averaging (each numeric key over the trajectories reporting it) plus ``episodes@T`` counts.
+
+    Example:
+        >>> aggregate_budget_metrics([{"won": 1.0, "won@5": 1.0}, {"won": 0.0, "won@10": 0.0},
+        ...     {"won": 1.0, "won@10": 1.0}])
+        {'won': 0.6666666666666666, 'won@5': 1.0, 'won@10': 0.5, 'episodes@5': 1.0, 'episodes@10': 2.0}
+    """
+    sums: dict[str, list[float]] = {}
+    for metric in metrics:
+        for key, value in metric.items():
+            if isinstance(value, (bool, int, float)):
+                sums.setdefault(key, []).append(float(value))
+    result = {key: sum(values) / len(values) for key, values in sums.items()}
+    for key, values in sums.items():
+        if key.startswith("won@"):
+            result[f"episodes@{key[4:]}"] = float(len(values))
+    return result
+
+
 @functools.cache
 def _classes() -> SimpleNamespace:
     _skyrl()
@@ -109,6 +150,7 @@ def _classes() -> SimpleNamespace:
             self._session = self._pool.acquire()
             self._record: dict[str, Any] | None = None
             self.max_turns = self._fields.get("max_turns", self.config.max_turns)
+            self.generator_max_turns = _generator_limit(extras)
 
         @property
         def session(self) -> EpisodeSession | None:
@@ -118,6 +160,14 @@ def _classes() -> SimpleNamespace:
         def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             turn = self._session.reset(**self._fields)
             self.turns, self.max_turns = 0, turn.max_turns
+            if self.generator_max_turns is not None and turn.max_turns > self.generator_max_turns:
+                warnings.warn(
+                    f"BudgetTextEnv: the episode's budget is {turn.max_turns} turns but SkyRL's generator stops "
+                    f"every trajectory at max_turns={self.generator_max_turns}, so it is cut before its budget "
+                    "(and never reported truncated). Raise the generator's max_turns to at least the largest budget.",
+                    GeneratorLimitWarning,
+                    stacklevel=2,
+                )
             messages = [dict(message) for message in prompt]
             if messages and messages[-1].get("role") == "user" and not messages[-1].get("content"):
                 messages[-1]["content"] = turn.text
@@ -156,13 +206,20 @@ def _classes() -> SimpleNamespace:
             )
             if record is None:
                 return {}
+            budget = record["budget"]
             return {
                 "won": float(record["won"]),
                 "turns": record["turns"],
-                "budget": record["budget"],
+                "budget": budget,
                 "truncated": float(record["truncated"]),
                 "return": record["return"],
+                f"won@{budget}": float(record["won"]),
+                f"return@{budget}": record["return"],
             }
+
+        @staticmethod
+        def aggregate_metrics(metrics: list[dict[str, Any]]) -> dict[str, Any]:
+            return aggregate_budget_metrics(metrics)
 
         def close(self) -> None:
             session, self._session = self._session, None

@@ -44,6 +44,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import json
@@ -219,15 +220,17 @@ def check_trainer_args(args: Any, config: SessionConfig, rows: Iterable[dict[str
         )
 
 
-def play_free_text(tokenizer: Any, tool: str = "act") -> None:
-    """Make ``tokenizer.parse_response`` read a reply the way the ``hf:PATH`` agent plays it (see the module docstring).
+def play_free_text(tokenizer: Any, tool: str = "act") -> Any:
+    """A copy of ``tokenizer`` whose ``parse_response`` reads a reply as the ``hf:PATH`` agent plays it (module docstring).
 
     TRL reads every reply with ``tokenizer.parse_response(ids, prefix=...)`` (``prefix``: the
     conversation before the reply). Wrapped here, while the episode runs (no ``[Episode over: ...]``
     answer in ``prefix``), a reply's calls are its valid ``tool`` calls
     (:func:`~agentgym_budget.agents.hf_model.act_commands`), or, when it has none, one call with its
     text as the command (``""`` for an empty reply); the episode then answers as for any command.
-    Idempotent; the tokenizer is changed in place (its saved files are not).
+    The caller's tokenizer is left untouched: the result is a shallow copy (same vocabulary and
+    backend, still a tokenizer for ``isinstance``) with the wrapped method. A tokenizer that already
+    plays free text is returned as is.
 
     Example:
         >>> class Parser:
@@ -236,19 +239,22 @@ def play_free_text(tokenizer: Any, tool: str = "act") -> None:
         ...         return {"role": "assistant", "content": "go east<eos>"}
         ...     def decode(self, ids, skip_special_tokens=False):
         ...         return "[Episode over: out of turns (2 of 2).]" if ids else ""
-        >>> tokenizer = Parser()
-        >>> play_free_text(tokenizer)
+        >>> original = Parser()
+        >>> tokenizer = play_free_text(original)
         >>> tokenizer.parse_response([7], prefix=[])["tool_calls"][0]["function"]
         {'name': 'act', 'arguments': {'command': 'go east'}}
         >>> "tool_calls" in tokenizer.parse_response([7], prefix=[1])  # after the end: the rollout ends
         False
+        >>> "tool_calls" in original.parse_response([7]), play_free_text(tokenizer) is tokenizer
+        (False, True)
     """
     from agentgym_budget.agents.hf_model import act_commands
     from agentgym_budget.integrations.tiny_lm import tool_call
 
     parse = tokenizer.parse_response
     if getattr(parse, "plays_free_text", False):
-        return
+        return tokenizer
+    wrapped = copy.copy(tokenizer)
 
     def parse_response(ids: Any, *args: Any, prefix: Any = None, **kwargs: Any) -> Any:
         if prefix is not None:
@@ -267,7 +273,8 @@ def play_free_text(tokenizer: Any, tool: str = "act") -> None:
         return {**message, "tool_calls": [tool_call(tool, command=command) for command in commands]}
 
     parse_response.plays_free_text = True  # type: ignore[attr-defined]
-    tokenizer.parse_response = parse_response
+    wrapped.parse_response = parse_response
+    return wrapped
 
 
 def grpo_trainer(
@@ -304,6 +311,6 @@ def grpo_trainer(
         environment_factory=environment_factory(config, ignore_columns=ignore_columns),
         **kwargs,
     )
-    if free_text_turns:
-        play_free_text(trainer._tokenizer)
+    if free_text_turns:  # TRL parses replies with trainer._tokenizer: give it a wrapped copy, not the caller's
+        trainer._tokenizer = play_free_text(trainer._tokenizer)
     return trainer

@@ -20,7 +20,9 @@ as the player (no harness, no ``uv``), which is how the suite tests the route.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -33,6 +35,8 @@ from agentgym_budget.integrations.session import episode_fields
 __all__ = ["AgentPlayer", "PlayedEpisode", "openenv_taskset", "play"]
 
 _FEATURE = "The verifiers route"
+
+logger = logging.getLogger(__name__)
 
 
 def _openenv_tasksets() -> Any:
@@ -62,7 +66,11 @@ class PlayedEpisode:
         stop: Why the exchange stopped early, if it did (verifiers' stop condition).
         turns: Model replies sent.
         replies: The replies, in order.
-        last_observation: The last observation the player saw (the server's fields).
+        last_observation: The episode's final observation (the server's fields): the one after the last
+            step, which verifiers never shows the player; :func:`play` reads it by replaying the
+            replies on a fresh session, checked against every observation the player saw. If the
+            replay diverges (an episode with neither ``seed`` nor ``task``), it stays the last one seen.
+        observations: Every observation the player saw, in order.
         agent_stats: ``agent.stats()`` after the episode.
     """
 
@@ -72,6 +80,7 @@ class PlayedEpisode:
     turns: int = 0
     replies: list[str] = field(default_factory=list)
     last_observation: dict[str, Any] = field(default_factory=dict)
+    observations: list[dict[str, Any]] = field(default_factory=list)
     agent_stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -99,6 +108,7 @@ class _Interaction:
         payload = json.loads(message or "{}")
         observation = dict(payload.get("observation") or {})
         self._episode.last_observation = observation
+        self._episode.observations.append(observation)
         reply = await self._player.reply(observation, first=self._episode.turns == 0)
         self._episode.turns += 1
         self._episode.replies.append(reply)
@@ -158,6 +168,29 @@ class AgentPlayer:
         return f"Action: {command}"
 
 
+def _final_observation(base_url: str, episode: PlayedEpisode) -> dict[str, Any] | None:
+    """Replay ``episode`` on a fresh session as verifiers played it; its final observation, or ``None`` if it diverges."""
+    from agentgym_budget.integrations.openenv import RemoteSession
+
+    with RemoteSession(base_url) as session:
+        observation = session.reset(**episode.reset)
+        for seen, reply in zip(episode.observations, episode.replies, strict=False):
+            if observation.text != seen.get("text"):
+                logger.warning(
+                    "verifiers play: the replay of %s diverged; last_observation is the last one seen.", episode.reset
+                )
+                return None
+            if observation.done or not reply.strip():  # verifiers stops there without stepping
+                break
+            observation = session.step(reply.strip())
+        fields = observation.model_dump()
+    return (
+        {key: value for key, value in fields.items() if key in episode.observations[-1]}
+        if episode.observations
+        else fields
+    )
+
+
 async def play(
     base_url: str, episodes: Sequence[Mapping[str, Any]], agent: Any, *, seed: int = 0
 ) -> list[PlayedEpisode]:
@@ -173,6 +206,9 @@ async def play(
     for task in taskset.load():
         await env.run(task, SimpleNamespace(player=player))
         assert player.episode is not None
+        final = await asyncio.to_thread(_final_observation, base_url, player.episode)
+        if final is not None:
+            player.episode.last_observation = final
         player.episode.agent_stats = episode_stats(agent)
         played.append(player.episode)
     return played

@@ -1,0 +1,218 @@
+"""verl integration: a multi-turn agent loop playing one agentgym-budget episode per row (extra ``verl``).
+
+:class:`BudgetAgentLoop` is a ``verl.experimental.agent_loop.AgentLoopBase`` registered under
+``agentgym_budget`` (a row's ``agent_name``). verl's ``AgentLoopWorker`` runs in Ray actors, where an
+``@register`` in this process is not seen: point verl at :data:`AGENT_LOOP_CONFIG` (shipped with the
+package) with ``actor_rollout_ref.rollout.agent.agent_loop_config_path``, or set
+``actor_rollout_ref.model.external_lib=agentgym_budget.integrations.verl``. The mapping:
+
+* **Row**: ``extra_info`` names the env, task/seed and budget (``max_turns``) or a BudgetMix draw
+  (``budgets``), see :mod:`~agentgym_budget.integrations.verl_data`; ``raw_prompt`` is the chat prompt,
+  whose empty last user message is filled with the goal and first observation (else one is appended).
+  Env stacks are reused across rows from a process-wide
+  :class:`~agentgym_budget.integrations.pool.SessionPool`.
+* **Turn**: the model's tokens come from ``server_manager.generate``; the decoded reply is exactly one
+  command (the shared action parser) and one turn of the budget. Model tokens get ``response_mask`` 1
+  and their ``response_logprobs``; the observation, appended as a user message through verl's
+  Continuous Token builder (as verl's own tool loop does), gets mask 0 and log-prob 0.
+* **End**: the episode's termination (won or lost) or truncation by its budget. verl caps the response
+  at ``rollout.response_length`` tokens (default 512), which covers every reply *and* observation, so a
+  long budget can be cut by length first: the loop stops, logs a warning and reports
+  ``cut_by_length`` (the episode is neither terminated nor truncated then).
+* **Output**: ``reward_score`` is the episode's return (the family's reward, or the
+  ProcessReward-shaped return with ``reward="process"``); ``extra_fields`` carry ``won``, ``budget``,
+  ``env_turns``, ``terminated``, ``truncated``, ``cut_by_length``, ``task_id``, ``env_return`` and
+  ``admissible_rate`` (the share of replies that were admissible commands) per episode (verl's
+  ``metrics`` model drops unknown keys), so success can be grouped by budget.
+  ``num_turns`` follows verl's meaning: chat messages (the prompt counts one, then each reply and each
+  observation), *not* env turns; those are ``extra_fields["env_turns"]``.
+
+Example::
+
+    # verl trainer overrides (see AGENT_LOOP_CONFIG and EXAMPLE_TRAINER_CONFIG):
+    # actor_rollout_ref.rollout.mode=async
+    # actor_rollout_ref.rollout.agent.agent_loop_config_path=<AGENT_LOOP_CONFIG>
+    # data.train_files=coin.parquet   (agentgym-budget export-dataset ... --format verl)
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from importlib import resources
+from types import SimpleNamespace
+from typing import Any
+from uuid import uuid4
+
+from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.integrations.dependencies import require
+from agentgym_budget.integrations.pool import shared_pool
+from agentgym_budget.integrations.session import EpisodeSession, EpisodeTurn
+from agentgym_budget.integrations.verl_data import AGENT_NAME, row_episode
+
+__all__ = [
+    "AGENT_LOOP_CONFIG",
+    "AGENT_NAME",
+    "EXAMPLE_TRAINER_CONFIG",
+    "BudgetAgentLoop",  # noqa: F822 (built on first use by __getattr__: it needs verl)
+    "register_agent_loop",
+]
+
+logger = logging.getLogger(__name__)
+
+AGENT_LOOP_CONFIG = str(resources.files("agentgym_budget") / "integrations" / "verl_agent_loop.yaml")
+"""Path of the ``agent_loop_config_path`` YAML naming :class:`BudgetAgentLoop` as ``agentgym_budget``."""
+
+EXAMPLE_TRAINER_CONFIG = str(resources.files("agentgym_budget") / "integrations" / "verl_trainer_example.yaml")
+"""Path of an example set of verl trainer overrides for this loop (GRPO, async rollout, CPU-sized lengths)."""
+
+
+def _verl() -> Any:
+    return require(
+        "verl.experimental.agent_loop.agent_loop",
+        extra="verl",
+        feature="The verl agent loop",
+        package="verl",
+        min_python=(3, 10),
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BudgetAgentLoop":
+        return _classes().BudgetAgentLoop
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _first_messages(raw_prompt: Any, first: EpisodeTurn) -> list[dict[str, Any]]:
+    """The row's prompt with the goal and first observation in its last (empty) user message."""
+    if raw_prompt is None:
+        raw_prompt = []
+    if hasattr(raw_prompt, "tolist"):
+        raw_prompt = raw_prompt.tolist()
+    if isinstance(raw_prompt, (str, Mapping)) or not all(isinstance(m, Mapping) for m in raw_prompt):
+        raise InvalidOptionError(
+            f"A verl row's raw_prompt must be a list of chat messages, got {type(raw_prompt).__name__}."
+        )
+    messages = [dict(message) for message in raw_prompt]
+    if messages and messages[-1].get("role") == "user" and not messages[-1].get("content"):
+        messages[-1]["content"] = first.text
+    else:
+        messages.append({"role": "user", "content": first.text})
+    return messages
+
+
+def _fields(session: EpisodeSession, cut_by_length: bool) -> dict[str, Any]:
+    record = session.record()
+    return {
+        "won": bool(record["won"]),
+        "budget": int(record["budget"]),
+        "env_turns": int(record["turns"]),
+        "terminated": bool(record["terminated"]),
+        "truncated": bool(record["truncated"]),
+        "cut_by_length": cut_by_length,
+        "task_id": str(record["task_id"]),
+        "env_return": float(record["env_return"]),
+        "admissible_rate": record["admissible_rate"],
+    }
+
+
+@functools.cache
+def _classes() -> SimpleNamespace:
+    agent_loop = _verl()
+
+    class BudgetAgentLoop(agent_loop.AgentLoopBase):
+        """One agentgym-budget episode per row (see the module docstring)."""
+
+        async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
+            config, episode = row_episode(kwargs.get("extra_info") or {})
+            pool = shared_pool(config)
+            session = pool.acquire()
+            try:
+                return await self._play(session, episode, sampling_params, kwargs)
+            finally:
+                pool.release(session)
+
+        async def _play(
+            self, session: EpisodeSession, episode: dict[str, Any], sampling_params: dict[str, Any], row: Any
+        ) -> Any:
+            limit = int(self.rollout_config.response_length)
+            first = await self.loop.run_in_executor(None, lambda: session.reset(**episode))
+            messages = _first_messages(row.get("raw_prompt"), first)
+            runtime = await self.ct_build_initial_tokens(messages)
+            prompt_length = len(runtime)
+            mask: list[int] = []
+            logprobs: list[float] | None = [] if sampling_params.get("logprobs", True) else None
+            request_id, chat_messages, cut = uuid4().hex, 1, False
+            while True:
+                output = await self.server_manager.generate(
+                    request_id=request_id, prompt_ids=runtime, sampling_params=sampling_params
+                )
+                if not output.log_probs and output.token_ids:
+                    logprobs = None  # the server gave none: carry none rather than made-up values
+                merged, mask, logprobs = await self.ct_merge_assistant_token(
+                    runtime,
+                    output.token_ids,
+                    mask,
+                    logprobs,
+                    assistant_logprobs=None if logprobs is None else output.log_probs or [],
+                )
+                runtime, chat_messages = merged.token_ids, chat_messages + 1
+                cut = len(mask) > limit  # the reply itself was cut: it is not played
+                if cut:
+                    break
+                reply = self.tokenizer.decode(output.token_ids, skip_special_tokens=True)
+                turn = await self.loop.run_in_executor(None, lambda reply=reply: session.step(reply))
+                if turn.done:
+                    break
+                previous = [*messages, {"role": "assistant", "content": reply}]
+                messages = [*previous, {"role": "user", "content": turn.text}]
+                merged, new_mask, new_logprobs = await self.ct_merge_context_msg(
+                    previous, messages, runtime, mask, logprobs
+                )
+                cut = len(new_mask) >= limit  # no room for the observation and another reply
+                if cut:
+                    break
+                runtime, mask, logprobs, chat_messages = merged.token_ids, new_mask, new_logprobs, chat_messages + 1
+            if cut:
+                self._warn_cut(session, limit)
+            response = runtime[prompt_length:]
+            return agent_loop.AgentLoopOutput(
+                prompt_ids=runtime[:prompt_length],
+                response_ids=response[:limit],
+                response_mask=mask[:limit],
+                response_logprobs=None if logprobs is None else logprobs[:limit],
+                reward_score=session.total_reward,
+                num_turns=chat_messages,
+                metrics={},
+                extra_fields=_fields(session, cut),
+            )
+
+        @staticmethod
+        def _warn_cut(session: EpisodeSession, limit: int) -> None:
+            last = session.last
+            logger.warning(
+                "agentgym_budget: episode on task %r cut by rollout.response_length=%d after %d of %d turns; "
+                "raise response_length or lower the budget (extra_fields['cut_by_length'] is True).",
+                last.task_id if last else None,
+                limit,
+                last.turn if last else 0,
+                last.max_turns if last else 0,
+            )
+
+    BudgetAgentLoop.__module__ = __name__
+    BudgetAgentLoop.__qualname__ = "BudgetAgentLoop"
+    agent_loop.register(AGENT_NAME)(BudgetAgentLoop)
+    return SimpleNamespace(BudgetAgentLoop=BudgetAgentLoop)
+
+
+def register_agent_loop() -> str:
+    """Register :class:`BudgetAgentLoop` in this process's verl registry (idempotent); return its name.
+
+    verl's workers in Ray actors need :data:`AGENT_LOOP_CONFIG` (or ``external_lib``) instead.
+
+    Raises:
+        MissingDependencyError: verl is not installed (extra ``verl``).
+    """
+    _classes()
+    return AGENT_NAME
