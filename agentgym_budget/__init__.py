@@ -13,12 +13,11 @@ Importing the package registers every environment id with Gymnasium::
 from __future__ import annotations
 
 from agentgym_budget import tasks
+from agentgym_budget._version import __version__
 from agentgym_budget.env import TextEnv, Turn
 from agentgym_budget.registration import NAMESPACE, env_info, make, registered_ids
 from agentgym_budget.snapshot import clone, get_state, set_state
 from agentgym_budget.state import EnvState
-
-__version__ = "0.1.0"
 
 __all__ = [
     "NAMESPACE",

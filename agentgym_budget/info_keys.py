@@ -21,11 +21,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 
 from agentgym_budget.errors import InvalidInfoKeyError, did_you_mean
 
-__all__ = ["EXPERT_INFO_KEYS", "STANDARD_INFO_KEYS", "resolve_info_keys"]
+__all__ = ["EXPERT_INFO_KEYS", "STANDARD_INFO_KEYS", "is_admissible", "normalize_command", "resolve_info_keys"]
 
 STANDARD_INFO_KEYS: tuple[str, ...] = (
     "admissible_actions",
@@ -80,3 +81,44 @@ def resolve_info_keys(
                 f"Opt-in keys: {offered}. Always present: {', '.join(STANDARD_INFO_KEYS)}."
             )
     return frozenset(key for key in keys if key in available)
+
+
+_SPACES = re.compile(r"\s+")
+_PLACEHOLDER = re.compile(r"<[^<>]+>")
+
+
+def normalize_command(command: str) -> str:
+    """``command`` lower-cased, with runs of white space collapsed and the ends stripped.
+
+    Example:
+        >>> normalize_command("  Take   the Coin ")
+        'take the coin'
+    """
+    return _SPACES.sub(" ", command).strip().lower()
+
+
+def is_admissible(action: str, admissible: Sequence[str]) -> bool:
+    """Whether ``action`` is one of ``admissible`` (case and runs of white space are ignored; an entry's ``<...>``
+    placeholders, as in WebShop's ``search[<keywords>]``, match any non-empty text).
+
+    Example:
+        >>> is_admissible("Go  North", ["go north", "look"])
+        True
+        >>> is_admissible("search[red socks]", ["search[<keywords>]"]), is_admissible("search[]", ["search[<keywords>]"])
+        (True, False)
+        >>> is_admissible("dance", ["go north", "look"])
+        False
+    """
+    if not isinstance(action, str):
+        return False
+    command = normalize_command(action)
+    for entry in admissible:
+        candidate = normalize_command(entry)
+        if candidate == command:
+            return True
+        if _PLACEHOLDER.search(candidate):
+            pieces = _PLACEHOLDER.split(candidate)
+            pattern = "(?:.+)".join(re.escape(piece) for piece in pieces)
+            if re.fullmatch(pattern, command):
+                return True
+    return False

@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from agentgym_budget.agents.actions import parse_action
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import (
     EpisodeOverError,
     InvalidActionError,
@@ -16,8 +18,6 @@ from agentgym_budget.errors import (
     MissingDependencyError,
     UnknownEnvIdError,
 )
-from agentgym_budget.integrations.actions import parse_action
-from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.pool import SessionPool
 from agentgym_budget.integrations.session import EpisodeSession, SessionConfig, episode_fields
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from agentgym_budget.cli.common import add_env_arguments, positive_int
-from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.runner.rollout import EnvRef
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 

@@ -12,8 +12,8 @@ import argparse
 import os
 
 from agentgym_budget.cli.common import add_env_arguments, positive_int
-from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.prepare import prepare_tasks, select_tasks
+from agentgym_budget.runner.rollout import EnvRef
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 

@@ -95,7 +95,7 @@ def build_study(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the study and print its table."""
-    from agentgym_budget.integrations.dependencies import require
+    from agentgym_budget.dependencies import require
     from agentgym_budget.train.study import STAGES, run_study
 
     config = build_study(args)

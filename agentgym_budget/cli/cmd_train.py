@@ -103,7 +103,7 @@ def build_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training and print its summary."""
-    from agentgym_budget.integrations.dependencies import require
+    from agentgym_budget.dependencies import require
     from agentgym_budget.train.recipe import run_training
 
     config = build_config(args)

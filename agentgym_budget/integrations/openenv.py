@@ -7,7 +7,7 @@ threads of one process, up to ``max_sessions`` at once). The wire format:
 * **reset** arguments are the episode fields ``task``, ``seed``, ``max_turns``, ``show_budget``
   (see :func:`~agentgym_budget.integrations.session.episode_fields`); unknown ones are refused.
 * **Action** ``BudgetAction(command: str)``: the model's reply or a bare command, parsed into one
-  command by :func:`~agentgym_budget.integrations.actions.parse_action` (one action, one turn).
+  command by :func:`~agentgym_budget.agents.actions.parse_action` (one action, one turn).
   Because it has one required field, clients that send raw text (verifiers' ``openenv`` taskset)
   work unchanged.
 * **Observation** ``BudgetObservation``: ``text`` (what the model sees), ``observation``, ``goal``,
@@ -48,8 +48,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from agentgym_budget import errors
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError
-from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.pool import SessionPool
 from agentgym_budget.integrations.session import EpisodeTurn, SessionConfig
 

@@ -2,7 +2,7 @@
 
 Every adapter (OpenEnv, TRL, SkyRL-gym, verifiers through OpenEnv) plays episodes through an
 :class:`EpisodeSession`: an env stack built from a :class:`SessionConfig`, the shared action parser
-(:func:`~agentgym_budget.integrations.actions.parse_action`) and the episode's budget. The mapping:
+(:func:`~agentgym_budget.agents.actions.parse_action`) and the episode's budget. The mapping:
 
 * **Stack**: ``ProcessReward(BudgetMix(TurnBudget(gym.make(env_id, **env_kwargs))))``, the outer two
   only when configured (``budgets=...`` and ``reward="process"``).
@@ -43,15 +43,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 
+from agentgym_budget.agents.actions import parse_action
+from agentgym_budget.chat.tool import turn_text
 from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError, InvalidOptionError, did_you_mean
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.integrations.actions import parse_action
+from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.wrappers import BudgetMix, ProcessReward, TurnBudget
 from agentgym_budget.wrappers.process_reward import TERMINAL_POTENTIALS
 from agentgym_budget.wrappers.turn_budget import validate_budget
@@ -64,7 +65,6 @@ __all__ = [
     "SessionConfig",
     "episode_fields",
     "episode_outcome",
-    "turn_text",
 ]
 
 EPISODE_FIELDS = ("task", "seed", "max_turns", "show_budget")
@@ -318,39 +318,6 @@ def _end_line(turn: EpisodeTurn) -> str:
     return f"[Episode over: {episode_outcome(turn)}.]"
 
 
-def turn_text(
-    observation: str, admissible: Sequence[str] = (), *, goal: str | None = None, end: str | None = None
-) -> str:
-    """The text a model is shown for one reset or step: what :attr:`EpisodeTurn.text` holds.
-
-    The goal (on reset, when the observation does not already contain it), the observation, then the
-    end line when the episode ended, else the admissible actions (if any are given). Agents that play
-    a model trained through the adapters (e.g. ``hf:PATH``) rebuild the same text from what the
-    evaluation runner gives them.
-
-    Example:
-        >>> print(turn_text("A hall.", ["go east", "look"], goal="Take the coin."))
-        Goal: Take the coin.
-        <BLANKLINE>
-        A hall.
-        <BLANKLINE>
-        Admissible actions: go east | look
-        >>> print(turn_text("You win.", ["look"], end="[Episode over: task completed in 2 turns.]"))
-        You win.
-        <BLANKLINE>
-        [Episode over: task completed in 2 turns.]
-    """
-    parts = []
-    if goal and goal not in observation:
-        parts.append(f"Goal: {goal}")
-    parts.append(observation)
-    if end is not None:
-        parts.append(end)
-    elif admissible:
-        parts.append("Admissible actions: " + " | ".join(admissible))
-    return "\n\n".join(parts)
-
-
 class EpisodeSession:
     """One env stack playing one episode at a time (see the module docstring for the mapping).
 
@@ -409,7 +376,7 @@ class EpisodeSession:
         return self._last
 
     def step(self, reply: str) -> EpisodeTurn:
-        """Play one turn: ``reply`` is parsed into one command (see :mod:`~agentgym_budget.integrations.actions`).
+        """Play one turn: ``reply`` is parsed into one command (see :mod:`~agentgym_budget.agents.actions`).
 
         Raises:
             EpisodeOverError: No episode is running (call :meth:`reset`).

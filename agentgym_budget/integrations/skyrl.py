@@ -44,8 +44,8 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import EpisodeOverError, InvalidOptionError, did_you_mean
-from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.pool import shared_pool
 from agentgym_budget.integrations.session import (
     EPISODE_FIELDS,

@@ -11,7 +11,7 @@
   appended to the row's last user message.
 * Every public method is a tool: there is exactly one, ``act(command)``. One call is one turn of the
   :class:`~agentgym_budget.wrappers.TurnBudget`; the command is read with the shared parser
-  (:func:`~agentgym_budget.integrations.actions.parse_action`). TRL has no done signal, so the call
+  (:func:`~agentgym_budget.agents.actions.parse_action`). TRL has no done signal, so the call
   that ends the episode answers the observation plus ``[Episode over: ...]`` and later calls answer
   that the episode is over without playing (they cost no turn and change nothing).
   Set ``max_tool_calling_iterations`` to at least the largest budget (:func:`check_trainer_args`).
@@ -50,12 +50,12 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT, EPISODE_OVER, act_commands, tool_call
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import EpisodeOverError, InvalidOptionError
-from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.session import EpisodeSession, SessionConfig, episode_fields, episode_outcome
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT",
     "BudgetToolEnv",
     "check_trainer_args",
     "dataset_rows",
@@ -64,16 +64,6 @@ __all__ = [
     "grpo_trainer",
     "play_free_text",
 ]
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are an agent solving a text-based task. Call the `act` tool with one command at a time; "
-    "every call is one turn of your limited budget. Stop calling tools once the episode is over."
-)
-"""System message of the rows :func:`dataset_rows` makes."""
-
-
-EPISODE_OVER = "[Episode over: "
-"""How the answer that ends an episode begins its last line (:func:`play_free_text` looks for it)."""
 
 
 class BudgetToolEnv:
@@ -179,8 +169,6 @@ def expert_conversations(
         >>> conversation[-1]["content"].splitlines()[-1]
         '[Episode over: task completed in 1 turn.]'
     """
-    from agentgym_budget.integrations.tiny_lm import tool_call
-
     planning = dataclasses.replace(config, info_keys=tuple({*config.info_keys, "expert_plan"}))
     env = BudgetToolEnv(planning)
     conversations = []
@@ -225,7 +213,7 @@ def play_free_text(tokenizer: Any, tool: str = "act") -> None:
     TRL reads every reply with ``tokenizer.parse_response(ids, prefix=...)`` (``prefix``: the
     conversation before the reply). Wrapped here, while the episode runs (no ``[Episode over: ...]``
     answer in ``prefix``), a reply's calls are its valid ``tool`` calls
-    (:func:`~agentgym_budget.agents.hf_model.act_commands`), or, when it has none, one call with its
+    (:func:`~agentgym_budget.chat.tool.act_commands`), or, when it has none, one call with its
     text as the command (``""`` for an empty reply); the episode then answers as for any command.
     Idempotent; the tokenizer is changed in place (its saved files are not).
 
@@ -243,9 +231,6 @@ def play_free_text(tokenizer: Any, tool: str = "act") -> None:
         >>> "tool_calls" in tokenizer.parse_response([7], prefix=[1])  # after the end: the rollout ends
         False
     """
-    from agentgym_budget.agents.hf_model import act_commands
-    from agentgym_budget.integrations.tiny_lm import tool_call
-
     parse = tokenizer.parse_response
     if getattr(parse, "plays_free_text", False):
         return

@@ -25,7 +25,7 @@ bootstraps through time-limit truncations expects, but then :math:`G'` also rewa
 episode got (``c * gamma^T * progress``), which can reorder policies under a turn budget.
 
 Invalid actions: an action is *invalid* when it is not one of the ``admissible_actions`` of the
-state it was taken in (the previous ``info``), compared by :func:`is_admissible`: case and runs of
+state it was taken in (the previous ``info``), compared by :func:`~agentgym_budget.info_keys.is_admissible`: case and runs of
 white space are ignored, and an admissible entry with ``<...>`` placeholders (WebShop's
 ``search[<keywords>]``) matches any non-empty text in their place. The penalty is a cost, not
 shaping: it *can* change which policies are optimal (it makes wasted turns strictly worse); keep it
@@ -56,58 +56,18 @@ Example:
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
 from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.info_keys import is_admissible
 
-__all__ = ["TERMINAL_POTENTIALS", "ProcessReward", "is_admissible", "normalize_command"]
+__all__ = ["TERMINAL_POTENTIALS", "ProcessReward"]
 
 TERMINAL_POTENTIALS = ("zero", "progress")
 """Potential of the state an episode ends in: 0 (policy-invariant) or its progress (bootstrapping learners)."""
-
-_SPACES = re.compile(r"\s+")
-_PLACEHOLDER = re.compile(r"<[^<>]+>")
-
-
-def normalize_command(command: str) -> str:
-    """``command`` lower-cased, with runs of white space collapsed and the ends stripped.
-
-    Example:
-        >>> normalize_command("  Take   the Coin ")
-        'take the coin'
-    """
-    return _SPACES.sub(" ", command).strip().lower()
-
-
-def is_admissible(action: str, admissible: Sequence[str]) -> bool:
-    """Whether ``action`` is one of ``admissible`` (see the module docstring for the comparison).
-
-    Example:
-        >>> is_admissible("Go  North", ["go north", "look"])
-        True
-        >>> is_admissible("search[red socks]", ["search[<keywords>]"]), is_admissible("search[]", ["search[<keywords>]"])
-        (True, False)
-        >>> is_admissible("dance", ["go north", "look"])
-        False
-    """
-    if not isinstance(action, str):
-        return False
-    command = normalize_command(action)
-    for entry in admissible:
-        candidate = normalize_command(entry)
-        if candidate == command:
-            return True
-        if _PLACEHOLDER.search(candidate):
-            pieces = _PLACEHOLDER.split(candidate)
-            pattern = "(?:.+)".join(re.escape(piece) for piece in pieces)
-            if re.fullmatch(pattern, command):
-                return True
-    return False
 
 
 def _number(value: object, name: str) -> float:
