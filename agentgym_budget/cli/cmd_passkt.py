@@ -30,7 +30,7 @@ from agentgym_budget.eval.passkt.plan import DEFAULT_BUDGETS, DEFAULT_KS, MODES,
 from agentgym_budget.eval.passkt.tables import format_summary
 from agentgym_budget.runner.rollout import EnvRef
 
-__all__ = ["DEFAULT_AGENTS", "DEFAULT_ENV", "DEFAULT_ENV_ARGS", "HELP", "NAME", "add_arguments", "default_out", "run"]
+__all__: list[str] = []
 
 NAME = "passkt"
 HELP = "measure Pass@(K,T) (run, resume, summarise, plot)"

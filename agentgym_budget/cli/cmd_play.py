@@ -12,7 +12,7 @@ import argparse
 from agentgym_budget.cli.common import add_env_arguments, positive_int
 from agentgym_budget.runner.rollout import EnvRef
 
-__all__ = ["HELP", "NAME", "add_arguments", "run"]
+__all__: list[str] = []
 
 NAME = "play"
 HELP = "play an environment in the terminal (budget shown)"

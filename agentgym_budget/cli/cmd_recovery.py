@@ -44,7 +44,7 @@ from agentgym_budget.eval.recovery.plan import (
 )
 from agentgym_budget.eval.recovery.summary import format_recovery_summary
 
-__all__ = ["HELP", "NAME", "add_arguments", "run"]
+__all__: list[str] = []
 
 NAME = "recovery"
 HELP = "error-recovery probes: forced wrong actions, then recovery within the remaining budget"

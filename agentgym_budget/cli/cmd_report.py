@@ -19,7 +19,7 @@ from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
 from agentgym_budget.eval.passkt.report import report
 from agentgym_budget.eval.passkt.tables import format_summary
 
-__all__ = ["HELP", "NAME", "add_arguments", "default_out", "run"]
+__all__: list[str] = []
 
 NAME = "report"
 HELP = "tables and plots from run directories"

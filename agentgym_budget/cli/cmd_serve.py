@@ -12,7 +12,7 @@ import argparse
 
 from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
 
-__all__ = ["HELP", "NAME", "add_arguments", "run", "session_config"]
+__all__: list[str] = []
 
 NAME = "serve"
 HELP = "serve an environment over OpenEnv (openenv extra)"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentgym_budget.cli.common import int_list, positive_int
 
-__all__ = ["HELP", "NAME", "add_arguments", "build_study", "run"]
+__all__: list[str] = []
 
 NAME = "study"
 HELP = "train SFT, fixed-budget RL and BudgetMix RL, then compare them on held-out tasks (CPU)"

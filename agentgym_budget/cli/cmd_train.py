@@ -22,7 +22,7 @@ from pathlib import Path
 
 from agentgym_budget.cli.common import int_list, positive_int
 
-__all__ = ["DEFAULT_TRAIN_ENV", "DEFAULT_TRAIN_ENV_ARGS", "HELP", "NAME", "add_arguments", "build_config", "run"]
+__all__: list[str] = []
 
 NAME = "train"
 HELP = "train a policy: SFT base, then GRPO at a fixed budget or a BudgetMix (CPU, tiny local model by default)"

@@ -17,21 +17,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "add_env_arguments",
-    "add_envs_arguments",
-    "add_plot_format_argument",
-    "add_reference_arguments",
-    "add_run_arguments",
-    "count_list",
-    "describe_workers",
-    "env_refs",
-    "int_list",
-    "plot_formats",
-    "positive_int",
-    "run_backend",
-    "run_options",
-]
+__all__: list[str] = []
 
 
 def int_list(text: str) -> tuple[int, ...]:

@@ -22,17 +22,10 @@ from agentgym_budget.eval.passkt.report import report
 from agentgym_budget.eval.passkt.summary import DEFINITION, Summary, summarize
 from agentgym_budget.eval.probes.plan import ProbeConfig, ProbeRun, run_probe
 from agentgym_budget.eval.recovery.plan import RecoveryConfig, RecoveryRun, run_recovery
-from agentgym_budget.runner.rollout import EnvPool, EnvRef, EpisodeResult, play_episode, run_episode
-from agentgym_budget.runner.seeds import episode_seed
-from agentgym_budget.runner.store import JsonlStore, atomic_write_json, atomic_write_text
 
 __all__ = [
     "DEFINITION",
     "MODES",
-    "EnvPool",
-    "EnvRef",
-    "EpisodeResult",
-    "JsonlStore",
     "PassKTConfig",
     "PassKTRun",
     "ProbeConfig",
@@ -40,16 +33,11 @@ __all__ = [
     "RecoveryConfig",
     "RecoveryRun",
     "Summary",
-    "atomic_write_json",
-    "atomic_write_text",
     "bootstrap_ci",
-    "episode_seed",
     "mean_pass_at_k",
     "paired_bootstrap_ci",
     "pass_at_k",
-    "play_episode",
     "report",
-    "run_episode",
     "run_passkt",
     "run_probe",
     "run_recovery",

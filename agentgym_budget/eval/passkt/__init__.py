@@ -7,4 +7,6 @@
   tables, figures, reports of an existing run.
 """
 
-__all__: list[str] = []
+from agentgym_budget.eval.passkt.plan import PassKTConfig, PassKTRun, run_passkt
+
+__all__ = ["PassKTConfig", "PassKTRun", "run_passkt"]

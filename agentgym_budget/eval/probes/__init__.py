@@ -7,4 +7,6 @@
   :mod:`~agentgym_budget.eval.probes.plots`: playing a job, the summary, the figure.
 """
 
-__all__: list[str] = []
+from agentgym_budget.eval.probes.plan import ProbeConfig, ProbeRun, run_probe
+
+__all__ = ["ProbeConfig", "ProbeRun", "run_probe"]

@@ -8,4 +8,6 @@
 Recovery starts from the probes' reference states (:mod:`agentgym_budget.eval.probes`).
 """
 
-__all__: list[str] = []
+from agentgym_budget.eval.recovery.plan import RecoveryConfig, RecoveryRun, run_recovery
+
+__all__ = ["RecoveryConfig", "RecoveryRun", "run_recovery"]
