@@ -28,7 +28,7 @@ import torch
 from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
 
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import (
     BudgetToolEnv,
     check_trainer_args,

@@ -19,7 +19,8 @@ from agentgym_budget.agents.hf_model import load_local_model
 from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import DataError, InvalidOptionError, ModelPathError
-from agentgym_budget.integrations.session import EpisodeSession, SessionConfig
+from agentgym_budget.integrations.session import EpisodeSession
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import BudgetToolEnv, expert_conversations
 from agentgym_budget.runner.rollout import EnvRef, run_episode
 

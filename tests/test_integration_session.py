@@ -19,7 +19,8 @@ from agentgym_budget.errors import (
     UnknownEnvIdError,
 )
 from agentgym_budget.integrations.pool import SessionPool
-from agentgym_budget.integrations.session import EpisodeSession, SessionConfig, episode_fields
+from agentgym_budget.integrations.session import EpisodeSession
+from agentgym_budget.integrations.session_config import SessionConfig, episode_fields
 
 COIN = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=5", max_turns=4, info_keys=("expert_plan",))
 SHOP = SessionConfig("WebShop-1k-v0", max_turns=12, info_keys=("expert_action",))

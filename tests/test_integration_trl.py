@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import (
     BudgetToolEnv,
     check_trainer_args,

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from agentgym_budget.errors import InvalidBudgetError, InvalidOptionError, RunConfigError
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from tests.train_support import COIN, tiny_config
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")

@@ -66,9 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def session_config(args: argparse.Namespace) -> object:
-    """The :class:`~agentgym_budget.integrations.session.SessionConfig` the arguments describe."""
+    """The :class:`~agentgym_budget.integrations.session_config.SessionConfig` the arguments describe."""
     from agentgym_budget.errors import InvalidOptionError
-    from agentgym_budget.integrations.session import SessionConfig
+    from agentgym_budget.integrations.session_config import SessionConfig
 
     weights = None
     if args.budget_weights:

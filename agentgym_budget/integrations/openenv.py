@@ -5,7 +5,7 @@ session is one :class:`~agentgym_budget.integrations.session.EpisodeSession` (se
 threads of one process, up to ``max_sessions`` at once). The wire format:
 
 * **reset** arguments are the episode fields ``task``, ``seed``, ``max_turns``, ``show_budget``
-  (see :func:`~agentgym_budget.integrations.session.episode_fields`); unknown ones are refused.
+  (see :func:`~agentgym_budget.integrations.session_config.episode_fields`); unknown ones are refused.
 * **Action** ``BudgetAction(command: str)``: the model's reply or a bare command, parsed into one
   command by :func:`~agentgym_budget.agents.actions.parse_action` (one action, one turn).
   Because it has one required field, clients that send raw text (verifiers' ``openenv`` taskset)
@@ -26,7 +26,7 @@ threads of one process, up to ``max_sessions`` at once). The wire format:
 Example (a server in this process; the CLI is the usual way)::
 
     from agentgym_budget.integrations.openenv import RemoteSession, serve_in_thread
-    from agentgym_budget.integrations.session import SessionConfig
+    from agentgym_budget.integrations.session_config import SessionConfig
 
     with serve_in_thread(SessionConfig("TextWorld-CoinCollector-v0", max_turns=10)) as url:
         with RemoteSession(url) as env:
@@ -51,7 +51,8 @@ from agentgym_budget import errors
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError
 from agentgym_budget.integrations.pool import SessionPool
-from agentgym_budget.integrations.session import EpisodeTurn, SessionConfig
+from agentgym_budget.integrations.session import EpisodeTurn
+from agentgym_budget.integrations.session_config import SessionConfig
 
 __all__ = [
     "BudgetAction",  # noqa: F822 (built on first use by __getattr__: it needs openenv)

@@ -5,7 +5,7 @@
 
 * TRL makes one instance per concurrent rollout with the no-argument factory and reuses it;
   ``reset(**row)`` receives the dataset row: its episode fields (``task``, ``seed``, ``max_turns``,
-  ``show_budget``; see :func:`~agentgym_budget.integrations.session.episode_fields`) pick the
+  ``show_budget``; see :func:`~agentgym_budget.integrations.session_config.episode_fields`) pick the
   episode, ``prompt`` and the columns named in ``ignore_columns`` are ignored, any other column is
   refused. The returned text (goal, first observation, admissible actions, the budget when shown) is
   appended to the row's last user message.
@@ -28,7 +28,7 @@
   (reproducibly from the row's ``seed``); a row's ``max_turns`` overrides the draw.
 
 Example:
-    >>> from agentgym_budget.integrations.session import SessionConfig
+    >>> from agentgym_budget.integrations.session_config import SessionConfig
     >>> factory = environment_factory(SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=1", max_turns=2))
     >>> env = factory()
     >>> text = env.reset(prompt=[{"role": "user", "content": ""}], seed=0)
@@ -53,7 +53,8 @@ from typing import Any
 from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT, EPISODE_OVER, act_commands, tool_call
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import EpisodeOverError, InvalidOptionError
-from agentgym_budget.integrations.session import EpisodeSession, SessionConfig, episode_fields, episode_outcome
+from agentgym_budget.integrations.session import EpisodeSession, episode_outcome
+from agentgym_budget.integrations.session_config import SessionConfig, episode_fields
 
 __all__ = [
     "BudgetToolEnv",

@@ -46,7 +46,7 @@ from typing import Any
 from agentgym_budget.agents.hf_model import load_causal_lm
 from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.errors import InvalidBudgetError, InvalidOptionError, RunConfigError, did_you_mean
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, save_model
 from agentgym_budget.train.grpo import GRPOSettings, run_grpo
 from agentgym_budget.train.metrics import JsonlLog

@@ -14,7 +14,7 @@ Only won episodes are kept by default (``keep="won"``): imitation of a noisy exp
 episodes, errors and recoveries included.
 
 Example:
-    >>> from agentgym_budget.integrations.session import SessionConfig
+    >>> from agentgym_budget.integrations.session_config import SessionConfig
     >>> config = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=2")
     >>> data = agent_conversations(config, "expert", tasks=[0], episodes_per_task=1, budget=5)
     >>> [m["role"] for m in data.conversations[0]]
@@ -36,7 +36,8 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.base import episode_stats, is_async_agent, required_info_keys
 from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT, tool_call
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.integrations.session import EpisodeTurn, SessionConfig
+from agentgym_budget.integrations.session import EpisodeTurn
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import BudgetToolEnv
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.wrappers.turn_budget import validate_budget
