@@ -52,7 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.eval.passkt import worker as passkt_worker
-from agentgym_budget.eval.passkt.plan import PassKTConfig, run_passkt
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
 from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.store import read_jsonl
 

@@ -37,7 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentgym_budget.eval.passkt.plan import PassKTConfig, episode_key, run_passkt
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import episode_key, run_passkt
 from agentgym_budget.runner.ray_executor import RayBackend
 from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.store import read_jsonl

@@ -13,7 +13,8 @@ from agentgym_budget.agents.openai_chat import OpenAIChatAgent
 from agentgym_budget.cli.main import main
 from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import DataError, InvalidOptionError, RunConfigError
-from agentgym_budget.eval.passkt.plan import PassKTConfig, run_passkt
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
 from agentgym_budget.eval.probes.judge import StateJudge, is_optimal
 from agentgym_budget.eval.probes.plan import ProbeConfig, probe_key, run_probe
 from agentgym_budget.eval.probes.states import (

@@ -17,7 +17,8 @@ import ray
 
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import MissingDependencyError, WorkerError
-from agentgym_budget.eval.passkt.plan import PassKTConfig, PassKTJob, episode_key, plan_episodes, run_passkt
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import PassKTJob, episode_key, plan_episodes, run_passkt
 from agentgym_budget.eval.passkt.worker import close_worker_resources, play_job
 from agentgym_budget.eval.probes.plan import ProbeConfig, probe_key, run_probe
 from agentgym_budget.eval.recovery.plan import RecoveryConfig, recovery_key, run_recovery

@@ -14,7 +14,8 @@ import pytest
 
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import DataError, RunConfigError
-from agentgym_budget.eval.passkt.plan import PassKTConfig, run_passkt
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
 from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.run_lock import lock_directory
 

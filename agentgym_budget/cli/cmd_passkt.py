@@ -26,7 +26,8 @@ from agentgym_budget.cli.common import (
     run_backend,
     run_options,
 )
-from agentgym_budget.eval.passkt.plan import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig, run_passkt
+from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
 from agentgym_budget.eval.passkt.tables import format_summary
 from agentgym_budget.runner.rollout import EnvRef
 

@@ -17,7 +17,8 @@ Example:
 from __future__ import annotations
 
 from agentgym_budget.eval.estimator import bootstrap_ci, mean_pass_at_k, paired_bootstrap_ci, pass_at_k
-from agentgym_budget.eval.passkt.plan import MODES, PassKTConfig, PassKTRun, run_passkt
+from agentgym_budget.eval.passkt.config import MODES, PassKTConfig
+from agentgym_budget.eval.passkt.plan import PassKTRun, run_passkt
 from agentgym_budget.eval.passkt.report import report
 from agentgym_budget.eval.passkt.summary import DEFINITION, Summary, summarize
 from agentgym_budget.eval.probes.plan import ProbeConfig, ProbeRun, run_probe

@@ -19,7 +19,9 @@ the same records for the same seed:
 
 Example (not a doctest: it starts a local cluster, ~15 s; ``tests/test_ray_backend.py`` runs it)::
 
-    from agentgym_budget.eval.passkt.plan import PassKTConfig, run_passkt
+    from agentgym_budget.eval.passkt.config import PassKTConfig
+
+    from agentgym_budget.eval.passkt.plan import run_passkt
     from agentgym_budget.runner.ray_executor import RayBackend
     from agentgym_budget.runner.rollout import EnvRef
 

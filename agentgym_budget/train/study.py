@@ -224,7 +224,8 @@ def run_study(
         InvalidOptionError: An unknown stage.
         RunConfigError: ``out`` holds a study with other settings.
     """
-    from agentgym_budget.eval.passkt.plan import PassKTConfig, run_passkt
+    from agentgym_budget.eval.passkt.config import PassKTConfig
+    from agentgym_budget.eval.passkt.plan import run_passkt
     from agentgym_budget.eval.passkt.tables import format_summary
     from agentgym_budget.runner.rollout import EnvRef
 

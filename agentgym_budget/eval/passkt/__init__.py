@@ -7,6 +7,7 @@
   tables, figures, reports of an existing run.
 """
 
-from agentgym_budget.eval.passkt.plan import PassKTConfig, PassKTRun, run_passkt
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import PassKTRun, run_passkt
 
 __all__ = ["PassKTConfig", "PassKTRun", "run_passkt"]

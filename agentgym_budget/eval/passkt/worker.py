@@ -20,7 +20,8 @@ Each record holds the episode's identity (``agent``, ``env_id``, ``env_kwargs``,
 ``agent_stats``, ``elapsed_s``).
 
 Example:
-    >>> from agentgym_budget.eval.passkt.plan import PassKTConfig, PassKTJob, plan_episodes
+    >>> from agentgym_budget.eval.passkt.config import PassKTConfig
+    >>> from agentgym_budget.eval.passkt.plan import PassKTJob, plan_episodes
     >>> from agentgym_budget.runner.rollout import EnvRef
     >>> config = PassKTConfig(EnvRef.parse("TextWorld-CoinCollector-v0"), ["expert"], ks=(1,), budgets=(20,), samples=1)
     >>> task = config.resolve_tasks()[0]
