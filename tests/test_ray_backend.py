@@ -21,7 +21,8 @@ from agentgym_budget.eval.passkt.config import PassKTConfig
 from agentgym_budget.eval.passkt.plan import PassKTJob, episode_key, plan_episodes, run_passkt
 from agentgym_budget.eval.passkt.worker import close_worker_resources, play_job
 from agentgym_budget.eval.probes.plan import ProbeConfig, probe_key, run_probe
-from agentgym_budget.eval.recovery.plan import RecoveryConfig, recovery_key, run_recovery
+from agentgym_budget.eval.recovery.config import RecoveryConfig
+from agentgym_budget.eval.recovery.plan import recovery_key, run_recovery
 from agentgym_budget.runner.pool import Emit, make_backend, run_jobs
 from agentgym_budget.runner.ray_executor import RayBackend
 from agentgym_budget.runner.rollout import EnvRef

@@ -14,8 +14,9 @@ from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError
 from agentgym_budget.eval.probes.judge import try_action
 from agentgym_budget.eval.probes.states import expert_trajectories, walk
+from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.natural import analyze_trace
-from agentgym_budget.eval.recovery.plan import RecoveryConfig, recovery_key, run_recovery
+from agentgym_budget.eval.recovery.plan import recovery_key, run_recovery
 from agentgym_budget.eval.recovery.summary import recovered_at
 from agentgym_budget.registration import make
 from agentgym_budget.runner.rollout import EnvRef

@@ -36,12 +36,8 @@ from agentgym_budget.cli.common import (
     run_backend,
     run_options,
 )
-from agentgym_budget.eval.recovery.plan import (
-    DEFAULT_RECOVERY_BUDGETS,
-    DEFAULT_RECOVERY_KS,
-    RecoveryConfig,
-    run_recovery,
-)
+from agentgym_budget.eval.recovery.config import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig
+from agentgym_budget.eval.recovery.plan import run_recovery
 from agentgym_budget.eval.recovery.summary import format_recovery_summary
 
 __all__: list[str] = []

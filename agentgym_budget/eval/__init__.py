@@ -22,7 +22,8 @@ from agentgym_budget.eval.passkt.plan import PassKTRun, run_passkt
 from agentgym_budget.eval.passkt.report import report
 from agentgym_budget.eval.passkt.summary import DEFINITION, Summary, summarize
 from agentgym_budget.eval.probes.plan import ProbeConfig, ProbeRun, run_probe
-from agentgym_budget.eval.recovery.plan import RecoveryConfig, RecoveryRun, run_recovery
+from agentgym_budget.eval.recovery.config import RecoveryConfig
+from agentgym_budget.eval.recovery.plan import RecoveryRun, run_recovery
 
 __all__ = [
     "DEFINITION",

@@ -304,7 +304,8 @@ def _probe(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, pro
 
 
 def _recovery(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, progress: bool) -> str:
-    from agentgym_budget.eval.recovery.plan import RecoveryConfig, run_recovery
+    from agentgym_budget.eval.recovery.config import RecoveryConfig
+    from agentgym_budget.eval.recovery.plan import run_recovery
     from agentgym_budget.eval.recovery.summary import format_recovery_summary
 
     recovery = RecoveryConfig(
