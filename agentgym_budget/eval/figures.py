@@ -18,15 +18,16 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agentgym_budget.runner.store import atomic_path
+from agentgym_budget.runner.outputs import output_set, plot_names, write_csv
+from agentgym_budget.runner.store import atomic_path, atomic_write_json
 
-__all__ = ["figure_legend", "new_figure", "save_figure", "series_style", "shifted"]
+__all__ = ["figure_legend", "new_figure", "save_figure", "series_style", "shifted", "write_summary_set"]
 
 _DPI = 110
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
@@ -85,3 +86,24 @@ def shifted(xs: Sequence[float], index: int, count: int, *, step: float, log: bo
     offset = (index - (count - 1) / 2) * step
     values = np.asarray(xs, dtype=float)
     return values * 2.0**offset if log else values + offset
+
+
+def write_summary_set(
+    out: Path,
+    summary_json: Mapping[str, Any],
+    csv_rows: Sequence[Mapping[str, Any]],
+    stem: str,
+    draw: Callable[[], Any] | None,
+    formats: Sequence[str],
+) -> list[Path]:
+    """Write ``summary.json``, ``summary.csv`` and the figure ``stem`` (``draw()``, in ``formats``) as one set.
+
+    The files are one :func:`~agentgym_budget.runner.outputs.output_set` (a figure of an earlier
+    write is removed when ``draw`` is ``None``). Returns the paths written.
+    """
+    with output_set(out, ["summary.json", "summary.csv", *plot_names([stem])]) as outputs:
+        atomic_write_json(outputs.path("summary.json"), summary_json)
+        write_csv(outputs.path("summary.csv"), csv_rows)
+        if draw is not None:
+            save_figure(draw(), [outputs.path(f"{stem}.{fmt}") for fmt in formats])
+    return outputs.written

@@ -36,17 +36,18 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
+from agentgym_budget.eval.figures import write_summary_set
 from agentgym_budget.eval.probes.states import (
     ReferenceStates,
     Trajectory,
 )
 from agentgym_budget.eval.probes.summary import ProbeSummary, summarize_probes
 from agentgym_budget.eval.process_signal import SignalPoint, analyze_signal
-from agentgym_budget.runner.outputs import output_set, parse_plot_formats, plot_names, write_csv
+from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
 from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
-from agentgym_budget.runner.store import JsonlStore, atomic_write_json, pin_settings
+from agentgym_budget.runner.store import JsonlStore, pin_settings
 from agentgym_budget.runner.validation import count, run_agents, run_envs
 
 __all__ = [
@@ -359,13 +360,15 @@ class _Probe(Analysis):
             seed=config.seed,
         )
         summary.process_signal = analyze_signal(probe_signal_points(records))
-        with output_set(self.out, ["summary.json", "summary.csv", *plot_names(["accuracy_by_depth"])]) as outputs:
-            atomic_write_json(outputs.path("summary.json"), summary.to_json(config.to_json()))
-            write_csv(outputs.path("summary.csv"), summary.csv_rows())
-            if self.plots and summary.agents:
-                from agentgym_budget.eval.figures import save_figure
-                from agentgym_budget.eval.probes.plots import accuracy_by_depth_figure
+        from agentgym_budget.eval.probes.plots import accuracy_by_depth_figure
 
-                paths = [outputs.path(f"accuracy_by_depth.{fmt}") for fmt in self.plot_formats]
-                save_figure(accuracy_by_depth_figure(summary), paths)
-        return ProbeRun(self.out, summary, played, max(0, len(records) - played), outputs.written)
+        draw = (lambda: accuracy_by_depth_figure(summary)) if self.plots and summary.agents else None
+        files = write_summary_set(
+            self.out,
+            summary.to_json(config.to_json()),
+            summary.csv_rows(),
+            "accuracy_by_depth",
+            draw,
+            self.plot_formats,
+        )
+        return ProbeRun(self.out, summary, played, max(0, len(records) - played), files)

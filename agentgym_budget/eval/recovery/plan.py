@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.eval.figures import write_summary_set
 from agentgym_budget.eval.probes.states import (
     Trajectory,
     logged_episodes,
@@ -42,11 +43,11 @@ from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.natural import natural_recovery, trace_signal_points
 from agentgym_budget.eval.recovery.summary import RecoverySummary, summarize_recovery
-from agentgym_budget.runner.outputs import output_set, parse_plot_formats, plot_names, write_csv
+from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
 from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
-from agentgym_budget.runner.store import JsonlStore, atomic_write_json, pin_settings
+from agentgym_budget.runner.store import JsonlStore, pin_settings
 
 __all__ = [
     "EPISODES_FILE",
@@ -317,13 +318,15 @@ class _Recovery(Analysis):
         summary.natural = natural_recovery([r for r in natural if r["kind"] == "natural"], **options)
         summary.traced = natural_recovery([r for r in natural if r["kind"] == "traced"], **options)
         summary.process_signal = analyze_signal(trace_signal_points(natural))
-        with output_set(self.out, ["summary.json", "summary.csv", *plot_names(["recovery_vs_budget"])]) as outputs:
-            atomic_write_json(outputs.path("summary.json"), summary.to_json(config.to_json()))
-            write_csv(outputs.path("summary.csv"), summary.csv_rows())
-            if self.plots and summary.agents:
-                from agentgym_budget.eval.figures import save_figure
-                from agentgym_budget.eval.recovery.plots import recovery_vs_budget_figure
+        from agentgym_budget.eval.recovery.plots import recovery_vs_budget_figure
 
-                paths = [outputs.path(f"recovery_vs_budget.{fmt}") for fmt in self.plot_formats]
-                save_figure(recovery_vs_budget_figure(summary.curves()), paths)
-        return RecoveryRun(self.out, summary, played, max(0, len(records) - played), outputs.written)
+        draw = (lambda: recovery_vs_budget_figure(summary.curves())) if self.plots and summary.agents else None
+        files = write_summary_set(
+            self.out,
+            summary.to_json(config.to_json()),
+            summary.csv_rows(),
+            "recovery_vs_budget",
+            draw,
+            self.plot_formats,
+        )
+        return RecoveryRun(self.out, summary, played, max(0, len(records) - played), files)
