@@ -120,8 +120,24 @@ def _observation_fields(turn: EpisodeTurn) -> dict[str, Any]:
 
 @functools.cache
 def _classes() -> SimpleNamespace:
+    """Build the OpenEnv classes (they derive from OpenEnv's, so they exist only once it is imported)."""
     core = _core()
-    from openenv.core.client_types import StepResult
+    BudgetAction, BudgetObservation, BudgetState = _message_classes(core)
+    BudgetEnvironment = _environment_class(core, BudgetAction, BudgetObservation, BudgetState)
+    BudgetEnvClient = _client_class(core, BudgetAction, BudgetObservation, BudgetState)
+    for cls in (BudgetAction, BudgetObservation, BudgetState, BudgetEnvironment, BudgetEnvClient):
+        cls.__module__ = __name__
+    return SimpleNamespace(
+        BudgetAction=BudgetAction,
+        BudgetObservation=BudgetObservation,
+        BudgetState=BudgetState,
+        BudgetEnvironment=BudgetEnvironment,
+        BudgetEnvClient=BudgetEnvClient,
+    )
+
+
+def _message_classes(core: Any) -> tuple[type, type, type]:
+    """``(BudgetAction, BudgetObservation, BudgetState)``: what travels between client and server."""
     from pydantic import Field
 
     class BudgetAction(core.Action):
@@ -161,6 +177,12 @@ def _classes() -> SimpleNamespace:
         total_reward: float = 0.0
         done: bool = True
         won: bool = False
+
+    return BudgetAction, BudgetObservation, BudgetState
+
+
+def _environment_class(core: Any, BudgetAction: Any, BudgetObservation: Any, BudgetState: Any) -> type:
+    """The server side: an OpenEnv environment over a pooled :class:`EpisodeSession`."""
 
     class BudgetEnvironment(core.Environment):
         """An OpenEnv environment over an :class:`EpisodeSession` taken from a pool."""
@@ -213,6 +235,13 @@ def _classes() -> SimpleNamespace:
             if session is not None:
                 self._pool.release(session)
 
+    return BudgetEnvironment
+
+
+def _client_class(core: Any, BudgetAction: Any, BudgetObservation: Any, BudgetState: Any) -> type:
+    """The client side: an OpenEnv ``EnvClient`` of a ``serve`` server."""
+    from openenv.core.client_types import StepResult
+
     class BudgetEnvClient(core.EnvClient):
         """OpenEnv client of a ``serve`` server: ``step`` takes a reply string or a :class:`BudgetAction`."""
 
@@ -236,15 +265,7 @@ def _classes() -> SimpleNamespace:
         def _parse_state(self, payload: dict[str, Any]) -> BudgetState:
             return BudgetState(**payload)
 
-    for cls in (BudgetAction, BudgetObservation, BudgetState, BudgetEnvironment, BudgetEnvClient):
-        cls.__module__ = __name__
-    return SimpleNamespace(
-        BudgetAction=BudgetAction,
-        BudgetObservation=BudgetObservation,
-        BudgetState=BudgetState,
-        BudgetEnvironment=BudgetEnvironment,
-        BudgetEnvClient=BudgetEnvClient,
-    )
+    return BudgetEnvClient
 
 
 def create_app(config: SessionConfig, *, max_sessions: int = 8, warm: bool = True) -> Any:
