@@ -64,6 +64,23 @@ def _common(job: Any, spec: Any) -> dict[str, Any]:
 async def _perturb_state(job: Any, env: Any, point: ProbePoint, emit: Emit) -> None:
     config = job.config
     judge = StateJudge(env, point, show_budget=config.show_budget)
+    forced = _forced_actions(judge, point, config)
+    budgets = config.budgets if config.show_budget else (max(config.budgets),)
+    for k in config.ks:
+        if k > len(forced):
+            continue
+        for spec in config.specs:
+            for sample in range(config.samples):
+                seed = episode_seed(config.seed, f"{point.state_id}|k{k}", sample)
+                for remaining in budgets:
+                    if (spec.name, point.state_id, k, sample, remaining) in job.done:
+                        continue
+                    result = await _play_after_forced(env, spec, point, forced[:k], remaining, seed, config.show_budget)
+                    emit(_perturbed_record(job, spec, point, forced[:k], sample, result))
+
+
+def _forced_actions(judge: StateJudge, point: ProbePoint, config: Any) -> list[Any]:
+    """Up to ``max(config.ks)`` wrong actions forced one after the other from ``point`` (fewer if none is left)."""
     rng = random.Random(episode_seed(config.seed, f"{point.state_id}|forced", 0))
     forced = []
     snapshot, info = point.snapshot, point.info
@@ -73,79 +90,67 @@ async def _perturb_state(job: Any, env: Any, point: ProbePoint, emit: Emit) -> N
             break
         forced.append(outcome)
         snapshot, info = outcome.snapshot, outcome.info
-    budgets = config.budgets if config.show_budget else (max(config.budgets),)
-    for k in config.ks:
-        if k > len(forced):
-            continue
-        last = forced[k - 1] if k else None
-        turns = [*point.history]
-        observation, info = point.observation, point.info
-        for outcome in forced[:k]:
-            turns.append(HistoryTurn(observation, info, outcome.action))
-            observation, info = outcome.observation, outcome.info
-        snapshot = last.snapshot if last is not None else point.snapshot
-        seen = point.depth + k
-        for spec in config.specs:
-            for sample in range(config.samples):
-                seed = episode_seed(config.seed, f"{point.state_id}|k{k}", sample)
-                for remaining in budgets:
-                    if (spec.name, point.state_id, k, sample, remaining) in job.done:
-                        continue
-                    total = seen + remaining
-                    agent = spec.build()
-                    hidden = hidden_keys_for(agent)
-                    try:
-                        start = (point.start[0], _budgeted(point.start[1], total, 0))
-                        history = [
-                            HistoryTurn(t.observation, _budgeted(t.info, total, i), t.action)
-                            for i, t in enumerate(turns)
-                        ]
-                        await prime_agent(
-                            agent,
-                            start,
-                            history,
-                            seed=seed,
-                            budget=total,
-                            show_budget=config.show_budget,
-                            hidden=hidden,
-                        )
-                        env.restore(snapshot)
-                        env.get_wrapper_attr("set_episode_budget")(total)
-                        result = await play_episode(
-                            env,
-                            agent,
-                            task_id=point.trajectory.task_id,
-                            budget=remaining,
-                            seed=seed,
-                            show_budget=config.show_budget,
-                            start=(observation, _budgeted(info, total, seen)),
-                            reset_agent=False,
-                            hidden_keys=hidden,
-                        )
-                    finally:
-                        await close_agent(agent)
-                    emit(
-                        {
-                            "kind": "perturbed",
-                            **_common(job, spec),
-                            "task_id": point.trajectory.task_id,
-                            "source": point.trajectory.source,
-                            "state_id": point.state_id,
-                            "depth": point.depth,
-                            "length": point.length,
-                            "plan_length": len(point.plan),
-                            "state_progress": point.progress,
-                            "k": k,
-                            "forced": [o.action for o in forced[:k]],
-                            "forced_errors": [o.error for o in forced[:k]],
-                            "plan_length_forced": last.plan_after if last is not None else len(point.plan),
-                            "progress_forced": last.progress_after if last is not None else point.progress,
-                            "mode": "independent" if config.show_budget else "prefix",
-                            "show_budget": config.show_budget,
-                            "sample": sample,
-                            **result.to_record(),
-                        }
-                    )
+    return forced
+
+
+async def _play_after_forced(
+    env: Any, spec: Any, point: ProbePoint, forced: list[Any], remaining: int, seed: int, show_budget: bool
+) -> Any:
+    """One episode of ``spec``'s agent from the state after ``forced``, with ``remaining`` turns left."""
+    turns = [*point.history]
+    observation, info = point.observation, point.info
+    for outcome in forced:
+        turns.append(HistoryTurn(observation, info, outcome.action))
+        observation, info = outcome.observation, outcome.info
+    snapshot = forced[-1].snapshot if forced else point.snapshot
+    seen = point.depth + len(forced)
+    total = seen + remaining
+    agent = spec.build()
+    hidden = hidden_keys_for(agent)
+    try:
+        start = (point.start[0], _budgeted(point.start[1], total, 0))
+        history = [HistoryTurn(t.observation, _budgeted(t.info, total, i), t.action) for i, t in enumerate(turns)]
+        await prime_agent(agent, start, history, seed=seed, budget=total, show_budget=show_budget, hidden=hidden)
+        env.restore(snapshot)
+        env.get_wrapper_attr("set_episode_budget")(total)
+        return await play_episode(
+            env,
+            agent,
+            task_id=point.trajectory.task_id,
+            budget=remaining,
+            seed=seed,
+            show_budget=show_budget,
+            start=(observation, _budgeted(info, total, seen)),
+            reset_agent=False,
+            hidden_keys=hidden,
+        )
+    finally:
+        await close_agent(agent)
+
+
+def _perturbed_record(job: Any, spec: Any, point: ProbePoint, forced: list[Any], sample: int, result: Any) -> dict:
+    config = job.config
+    last = forced[-1] if forced else None
+    return {
+        "kind": "perturbed",
+        **_common(job, spec),
+        "task_id": point.trajectory.task_id,
+        "source": point.trajectory.source,
+        "state_id": point.state_id,
+        "depth": point.depth,
+        "length": point.length,
+        "plan_length": len(point.plan),
+        "state_progress": point.progress,
+        "k": len(forced),
+        "forced": [o.action for o in forced],
+        "forced_errors": [o.error for o in forced],
+        "plan_length_forced": last.plan_after if last is not None else len(point.plan),
+        "progress_forced": last.progress_after if last is not None else point.progress,
+        "mode": "independent" if config.show_budget else "prefix",
+        "show_budget": config.show_budget,
+        "sample": sample,
+        **result.to_record(),
+    }
 
 
 async def _perturb_job(job: Any, emit: Emit) -> None:
