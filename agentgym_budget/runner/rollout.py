@@ -328,18 +328,9 @@ async def play_episode(
             seed=seed,
             budget=budget if show_budget else None,
         )
-    actions: list[str] = []
-    rewards: list[float] = []
-    success_turn: int | None = None
-    done = bool(info.get("won")) or bool(info.get("lost")) or info.get("turns_left") == 0
-    while not done:
-        action = await _call(agent.act, observation, agent_view(info, show_budget, hidden_keys))
-        observation, reward, terminated, truncated, info = await _run_env(step_executor, env.step, action)
-        actions.append(action)
-        rewards.append(float(reward))
-        if info.get("won") and success_turn is None:
-            success_turn = len(actions)
-        done = bool(terminated or truncated)
+    actions, rewards, success_turn, info = await _play_turns(
+        env, agent, observation, info, show_budget, hidden_keys, step_executor
+    )
     return EpisodeResult(
         task_id=task_id,
         budget=int(budget),
@@ -355,6 +346,31 @@ async def play_episode(
         agent_stats=episode_stats(agent),
         elapsed_s=round(time.perf_counter() - began, 4),
     )
+
+
+async def _play_turns(
+    env: gym.Env,
+    agent: Any,
+    observation: str,
+    info: dict[str, Any],
+    show_budget: bool,
+    hidden_keys: frozenset[str],
+    step_executor: Executor | None,
+) -> tuple[list[str], list[float], int | None, dict[str, Any]]:
+    """Turns until the episode ends: ``(actions, rewards, turn of the first win or None, last info)``."""
+    actions: list[str] = []
+    rewards: list[float] = []
+    success_turn: int | None = None
+    done = bool(info.get("won")) or bool(info.get("lost")) or info.get("turns_left") == 0
+    while not done:
+        action = await _call(agent.act, observation, agent_view(info, show_budget, hidden_keys))
+        observation, reward, terminated, truncated, info = await _run_env(step_executor, env.step, action)
+        actions.append(action)
+        rewards.append(float(reward))
+        if info.get("won") and success_turn is None:
+            success_turn = len(actions)
+        done = bool(terminated or truncated)
+    return actions, rewards, success_turn, info
 
 
 def run_episode(env: gym.Env, agent: Any, **kwargs: Any) -> EpisodeResult:
