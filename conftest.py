@@ -21,8 +21,8 @@ QUICK_TEST_SECONDS = 1.0
 
 SLOW_DOCTEST_MODULES: frozenset[str] = frozenset(
     {
-        "agentgym_budget.eval.plots",
-        "agentgym_budget.eval.parent_watch",
+        "agentgym_budget.eval.passkt.plots",
+        "agentgym_budget.runner.parent_watch",
         "agentgym_budget.tasks.alfworld.shared_planner",
     }
 )

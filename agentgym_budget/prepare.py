@@ -18,7 +18,7 @@ before their episodes start.
 * The result is the same cache content whatever the number of workers.
 
 Example:
-    >>> from agentgym_budget.eval.rollout import EnvRef
+    >>> from agentgym_budget.runner.rollout import EnvRef
     >>> ref = EnvRef.parse("TextWorld-CoinCollector-v0", "level=1")
     >>> result = prepare_tasks(ref, select_tasks(ref, 1), workers=1, progress=False)
     >>> result.prepared + result.skipped
@@ -42,7 +42,7 @@ from typing import Any
 
 from agentgym_budget.cache import build_count
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
-from agentgym_budget.eval.pool import Emit, run_jobs
+from agentgym_budget.runner.pool import Emit, run_jobs
 
 __all__ = ["PrepareResult", "prepare_tasks", "select_tasks"]
 
@@ -123,7 +123,7 @@ def _close_envs() -> None:
 def prepare_tasks(
     ref: Any, tasks: Sequence[str], *, workers: int = 1, progress: bool = True, known_only: bool = False
 ) -> PrepareResult:
-    """Prepare ``tasks`` of the env ``ref`` (an :class:`~agentgym_budget.eval.rollout.EnvRef`); see the module docstring.
+    """Prepare ``tasks`` of the env ``ref`` (an :class:`~agentgym_budget.runner.rollout.EnvRef`); see the module docstring.
 
     Args:
         ref: The environment configuration (id, arguments, split).

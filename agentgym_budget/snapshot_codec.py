@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_budget._version import __version__
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "RECORDS", "JsonData", "decode", "encode", "installed_versions"]
@@ -126,8 +127,6 @@ def installed_versions(*distributions: str) -> dict[str, str]:
 
 
 def _library_version() -> str:
-    from agentgym_budget import __version__
-
     return __version__
 
 

@@ -28,11 +28,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from agentgym_budget.agents import parse_agent
-from agentgym_budget.eval.rollout import EnvRef, play_episode
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.chat.format import ChatFormat
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import expert_conversations
+from agentgym_budget.runner.rollout import EnvRef, play_episode
 from agentgym_budget.train.base_model import TinyModelSpec, build_base_model
-from agentgym_budget.train.chat_format import ChatFormat
 
 
 def build(directory: Path) -> None:

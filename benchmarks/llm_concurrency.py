@@ -51,10 +51,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.eval import passkt_worker
-from agentgym_budget.eval.passkt import PassKTConfig, run_passkt
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.store import read_jsonl
+from agentgym_budget.eval.passkt import worker as passkt_worker
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
+from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.store import read_jsonl
 
 RESULTS = Path(__file__).parent / "results"
 ENV = ("TextWorld-CoinCollector-v0", "level=110")

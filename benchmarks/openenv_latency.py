@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 from agentgym_budget.integrations.openenv import RemoteSession
-from agentgym_budget.integrations.session import EpisodeSession, SessionConfig
+from agentgym_budget.integrations.session import EpisodeSession
+from agentgym_budget.integrations.session_config import SessionConfig
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -27,10 +27,11 @@ import time
 from pathlib import Path
 
 from agentgym_budget.cli.cmd_passkt import DEFAULT_AGENTS, DEFAULT_ENV, DEFAULT_ENV_ARGS
-from agentgym_budget.eval.passkt import PassKTConfig, run_passkt
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.store import read_jsonl
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
 from agentgym_budget.prepare import prepare_tasks, select_tasks
+from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.store import read_jsonl
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -37,10 +37,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentgym_budget.eval.passkt import PassKTConfig, episode_key, run_passkt
-from agentgym_budget.eval.ray_executor import RayBackend
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.store import read_jsonl
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import episode_key, run_passkt
+from agentgym_budget.runner.ray_executor import RayBackend
+from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.store import read_jsonl
 
 RESULTS = Path(__file__).parent / "results"
 ENV = EnvRef.parse("TextWorld-CoinCollector-v0", "level=110")
@@ -53,7 +54,7 @@ def _emit_records(job: int, emit) -> None:
 
 
 def _records_per_second(count: int, workers: int, backend: RayBackend | None) -> float:
-    from agentgym_budget.eval.pool import run_jobs
+    from agentgym_budget.runner.pool import run_jobs
 
     received = []
     began = time.perf_counter()

@@ -28,13 +28,13 @@ import torch
 from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
 
-from agentgym_budget.integrations.session import SessionConfig
-from agentgym_budget.integrations.tiny_lm import warm_tiny_lm
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import (
     BudgetToolEnv,
     check_trainer_args,
     dataset_rows,
 )
+from agentgym_budget.train.tiny_lm import warm_tiny_lm
 
 RESULTS = Path(__file__).parent / "results"
 ENV_SECONDS = [0.0]

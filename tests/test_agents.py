@@ -19,7 +19,7 @@ from agentgym_budget.agents import (
 )
 from agentgym_budget.agents.openai_chat import OpenAIChatAgent
 from agentgym_budget.errors import InvalidOptionError, UnknownAgentError
-from agentgym_budget.eval.rollout import EnvRef, run_episode
+from agentgym_budget.runner.rollout import EnvRef, run_episode
 
 COIN = EnvRef.parse("TextWorld-CoinCollector-v0", "level=3")
 

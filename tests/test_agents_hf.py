@@ -16,12 +16,13 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.hf_agent import HFAgent
 from agentgym_budget.agents.hf_generation import Batcher, Generation, GenerationRequest, Sampling, generate
 from agentgym_budget.agents.hf_model import load_local_model
+from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import DataError, InvalidOptionError, ModelPathError
-from agentgym_budget.eval.rollout import EnvRef, run_episode
-from agentgym_budget.integrations.session import EpisodeSession, SessionConfig
+from agentgym_budget.integrations.session import EpisodeSession
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import BudgetToolEnv, expert_conversations
-from agentgym_budget.train.chat_format import ChatFormat
+from agentgym_budget.runner.rollout import EnvRef, run_episode
 
 ENV = ("TextWorld-CoinCollector-v0", "level=1")
 CONFIG = SessionConfig(ENV[0], env_kwargs=ENV[1])
@@ -32,7 +33,8 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random tiny Qwen2 and its tokenizer built locally, saved with save_pretrained and a ChatFormat."""
     import torch
 
-    from agentgym_budget.integrations.tiny_lm import build_tiny_lm, tool_call_text
+    from agentgym_budget.chat.tool import tool_call_text
+    from agentgym_budget.train.tiny_lm import build_tiny_lm
 
     torch.set_num_threads(1)
     conversations = expert_conversations(CONFIG, [0, 1])
@@ -217,7 +219,7 @@ def test_conversation_tokens_are_the_training_conversation(checkpoint: Path) -> 
 
 
 def _tool(command: str) -> dict[str, Any]:
-    from agentgym_budget.integrations.tiny_lm import tool_call
+    from agentgym_budget.chat.tool import tool_call
 
     return tool_call("act", command=command)
 
@@ -239,7 +241,7 @@ def _play(spec: str, seeds: list[int], *, concurrently: bool) -> list[list[str]]
     tasks = ref.task_ids()
 
     async def one(seed: int) -> list[str]:
-        from agentgym_budget.eval.rollout import play_episode
+        from agentgym_budget.runner.rollout import play_episode
 
         env = ref.make(())
         try:
@@ -328,7 +330,7 @@ def test_probe_and_recovery_cli_play_a_saved_checkpoint(checkpoint: Path, tmp_pa
 def test_the_fallback_parser_reads_replies_like_trl(checkpoint: Path) -> None:
     import dataclasses
 
-    from agentgym_budget.agents.hf_model import act_commands
+    from agentgym_budget.chat.tool import act_commands
 
     local = load_local_model(checkpoint)
     assert local.parser == "trl"
@@ -379,9 +381,9 @@ def test_training_reads_every_reply_as_the_agent_plays_it(checkpoint: Path) -> N
     from transformers import AutoTokenizer
     from trl.chat_template_utils import add_response_schema, parse_response
 
-    from agentgym_budget.agents.hf_model import act_commands
+    from agentgym_budget.chat.format import ConversationTokens
+    from agentgym_budget.chat.tool import act_commands
     from agentgym_budget.integrations.trl import play_free_text
-    from agentgym_budget.train.chat_format import ConversationTokens
 
     local = load_local_model(checkpoint)
     caller = add_response_schema(AutoTokenizer.from_pretrained(checkpoint))  # what GRPOTrainer does

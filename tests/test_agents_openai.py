@@ -13,8 +13,9 @@ from agentgym_budget.agents.chat_client import ChatClient
 from agentgym_budget.agents.openai_chat import OpenAIChatAgent
 from agentgym_budget.agents.prompting import PromptTemplate, extract_action
 from agentgym_budget.errors import AgentError, DataError
-from agentgym_budget.eval.passkt import PassKTConfig, run_passkt
-from agentgym_budget.eval.rollout import EnvRef, run_episode
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
+from agentgym_budget.runner.rollout import EnvRef, run_episode
 from tests.chat_server import ScriptedChatServer
 
 COIN = EnvRef.parse("TextWorld-CoinCollector-v0", "level=3")

@@ -11,8 +11,8 @@ import pytest
 
 from agentgym_budget.cli import cmd_passkt
 from agentgym_budget.cli.main import build_parser, main
-from agentgym_budget.eval.passkt import DEFAULT_BUDGETS, DEFAULT_KS
-from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS
+from agentgym_budget.runner.rollout import EnvRef
 
 TINY = ["--env", "TextWorld-CoinCollector-v0", "--env-args", "level=3", "--tasks", "1", "--n", "2", "--k", "1,2"]
 TINY += ["--t", "2,6", "--workers", "1", "--no-progress"]

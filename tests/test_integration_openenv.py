@@ -176,7 +176,7 @@ def test_serve_refuses_bad_settings_before_serving(capsys):
 def test_an_episode_id_is_assigned_when_the_client_gives_none():
     from agentgym_budget.integrations.openenv import BudgetEnvironment
     from agentgym_budget.integrations.pool import SessionPool
-    from agentgym_budget.integrations.session import SessionConfig
+    from agentgym_budget.integrations.session_config import SessionConfig
 
     pool = SessionPool(SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=1"))
     env = BudgetEnvironment(pool)

@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from agentgym_budget.agents.actions import parse_action
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import (
     EpisodeOverError,
     InvalidActionError,
@@ -16,10 +18,9 @@ from agentgym_budget.errors import (
     MissingDependencyError,
     UnknownEnvIdError,
 )
-from agentgym_budget.integrations.actions import parse_action
-from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.pool import SessionPool
-from agentgym_budget.integrations.session import EpisodeSession, SessionConfig, episode_fields
+from agentgym_budget.integrations.session import EpisodeSession
+from agentgym_budget.integrations.session_config import SessionConfig, episode_fields
 
 COIN = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=5", max_turns=4, info_keys=("expert_plan",))
 SHOP = SessionConfig("WebShop-1k-v0", max_turns=12, info_keys=("expert_action",))

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import (
     BudgetToolEnv,
     check_trainer_args,
@@ -31,6 +31,10 @@ def test_only_act_is_a_tool_and_its_schema_renders():
     assert schema["function"]["name"] == "act"
     assert schema["function"]["parameters"]["required"] == ["command"]
     assert "one turn" in schema["function"]["description"]
+    # The chat protocol's schema (what hf: agents and training render) is what TRL reads from the tool.
+    from agentgym_budget.chat.tool import act_tool_schema
+
+    assert schema == act_tool_schema() == get_json_schema(BudgetToolEnv.act)
 
 
 def test_rows_pick_episodes_and_the_budget_truncates():
@@ -80,8 +84,8 @@ def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
     from datasets import Dataset
     from trl import GRPOConfig
 
-    from agentgym_budget.integrations.tiny_lm import warm_tiny_lm
     from agentgym_budget.integrations.trl import grpo_trainer
+    from agentgym_budget.train.tiny_lm import warm_tiny_lm
 
     torch.set_num_threads(1)  # the tiny model is far faster single-threaded on a shared 2-core machine
     model, tokenizer, losses = warm_tiny_lm(COIN, seeds=range(4), steps=120)

@@ -15,7 +15,7 @@ import pytest
 from agentgym_budget.agents import ExpertAgent, RandomAgent
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.openenv import serve_in_thread
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.verifiers import openenv_taskset, play
 
 pytestmark = [

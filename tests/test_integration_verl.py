@@ -21,7 +21,7 @@ from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, DictConfigWrap, _agent_loop_registry
 
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.verl import AGENT_LOOP_CONFIG, AGENT_NAME, BudgetAgentLoop, register_agent_loop
 from agentgym_budget.integrations.verl_data import verl_rows
 from tests.verl_support import ScriptedServer, build_tokenizer, trainer_config

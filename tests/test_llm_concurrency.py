@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from agentgym_budget.eval import passkt_worker
-from agentgym_budget.eval.passkt import PassKTConfig, group_tasks, plan_episodes, run_passkt
-from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.eval.passkt import worker as passkt_worker
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import group_tasks, plan_episodes, run_passkt
+from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.wrappers import TurnBudget
 from tests.chat_server import ScriptedChatServer
 

@@ -15,10 +15,11 @@ import pytest
 
 from agentgym_budget.agents import RandomAgent, register_agent, unregister_agent
 from agentgym_budget.errors import DataError, InvalidBudgetError, InvalidOptionError, RunConfigError, WorkerError
-from agentgym_budget.eval.passkt import PassKTConfig, episode_key, plan_episodes, run_passkt
-from agentgym_budget.eval.pool import Emit, run_jobs
-from agentgym_budget.eval.rollout import EnvRef, episode_turn_outcome
-from agentgym_budget.eval.store import JsonlStore, atomic_write_text, read_jsonl
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import episode_key, plan_episodes, run_passkt
+from agentgym_budget.runner.pool import Emit, run_jobs
+from agentgym_budget.runner.rollout import EnvRef, episode_turn_outcome
+from agentgym_budget.runner.store import JsonlStore, atomic_write_text, read_jsonl
 
 COIN = EnvRef.parse("TextWorld-CoinCollector-v0", "level=3")
 AGENTS = ("noisy-expert-recover:eps=0.5", "random")

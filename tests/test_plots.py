@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from agentgym_budget.cli.main import main
-from agentgym_budget.eval.plots import passk_vs_k_figure, success_vs_budget_figure
-from agentgym_budget.eval.probe_plots import accuracy_by_depth_figure
-from agentgym_budget.eval.probe_summary import summarize_probes
-from agentgym_budget.eval.summary import summarize
+from agentgym_budget.eval.passkt.plots import passk_vs_k_figure, success_vs_budget_figure
+from agentgym_budget.eval.passkt.summary import summarize
+from agentgym_budget.eval.probes.plots import accuracy_by_depth_figure
+from agentgym_budget.eval.probes.summary import summarize_probes
 
 
 def _grids(wins_b: int) -> list:

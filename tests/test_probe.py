@@ -13,10 +13,11 @@ from agentgym_budget.agents.openai_chat import OpenAIChatAgent
 from agentgym_budget.cli.main import main
 from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import DataError, InvalidOptionError, RunConfigError
-from agentgym_budget.eval.judge import StateJudge, is_optimal
-from agentgym_budget.eval.passkt import PassKTConfig, run_passkt
-from agentgym_budget.eval.probe import ProbeConfig, probe_key, run_probe
-from agentgym_budget.eval.probe_states import (
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
+from agentgym_budget.eval.probes.judge import StateJudge, is_optimal
+from agentgym_budget.eval.probes.plan import ProbeConfig, probe_key, run_probe
+from agentgym_budget.eval.probes.states import (
     HistoryTurn,
     choose_depths,
     expert_trajectories,
@@ -24,8 +25,8 @@ from agentgym_budget.eval.probe_states import (
     prime_agent,
     walk,
 )
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.store import read_jsonl
+from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.store import read_jsonl
 from tests.chat_server import ScriptedChatServer, first_admissible
 
 COIN = EnvRef.parse("TextWorld-CoinCollector-v0", "level=110")

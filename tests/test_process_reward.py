@@ -10,8 +10,8 @@ import pytest
 from agentgym_budget.agents import ExpertAgent, NoisyExpertNoRecover, NoisyExpertRecover, RandomAgent
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.registration import make
+from agentgym_budget.text import is_admissible
 from agentgym_budget.wrappers import ProcessReward, StateSnapshot, TurnBudget
-from agentgym_budget.wrappers.process_reward import is_admissible
 
 COOKING = [("TextWorld-Cooking-v0", {"difficulty": 1}), ("TextWorld-Cooking-v0", {"difficulty": 3})]
 KEYS = {"expert_plan", "expert_action"}

@@ -1,9 +1,11 @@
-"""Every public module declares __all__ and every name in it imports."""
+"""Every public module declares __all__, every name in it imports, and the names are the documented list."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +42,38 @@ def test_all_names_import(module_name):
         except MissingDependencyError:  # built on first use from an optional library not installed here (verl)
             continue
         assert present, f"{module_name}.__all__ names {name!r}, which does not exist"
+
+
+PUBLIC_API_DOC = Path(__file__).resolve().parent.parent / "docs" / "public-api.md"
+
+
+def _documented_api() -> dict[str, list[str]]:
+    documented = {}
+    for line in PUBLIC_API_DOC.read_text().splitlines():
+        match = re.fullmatch(r"- `([\w.]+)`: (.*)", line)
+        if match:
+            documented[match[1]] = [] if match[2] == "(none)" else re.findall(r"`(\w+)`", match[2])
+    return documented
+
+
+@pytest.mark.slow  # imports every module, the RL adapters included
+def test_the_public_names_are_the_documented_list():
+    """A public name added, removed or moved is a visible decision: docs/public-api.md changes with it."""
+    actual = {name: list(getattr(importlib.import_module(name), "__all__", [])) for name in _public_modules()}
+    documented = _documented_api()
+    assert sorted(documented) == sorted(actual), "modules differ from docs/public-api.md"
+    for name, names in actual.items():
+        assert documented[name] == names, f"{name}.__all__ differs from docs/public-api.md"
+    total = sum(len(names) for names in actual.values())
+    assert f"{total} public names in {len(actual)} modules." in PUBLIC_API_DOC.read_text()
+
+
+def test_the_top_level_hands_on_what_user_code_writes():
+    import agentgym_budget.wrappers
+
+    assert agentgym_budget.TurnBudget is agentgym_budget.wrappers.TurnBudget
+    assert {"make", "StateSnapshot", "AgentGymBudgetError", "Agent", "run_passkt", "EnvRef"} <= set(
+        dir(agentgym_budget)
+    )
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        agentgym_budget.nothing  # noqa: B018

@@ -17,14 +17,16 @@ import ray
 
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import MissingDependencyError, WorkerError
-from agentgym_budget.eval.passkt import PassKTConfig, PassKTJob, episode_key, plan_episodes, run_passkt
-from agentgym_budget.eval.passkt_worker import close_worker_resources, play_job
-from agentgym_budget.eval.pool import Emit, make_backend, run_jobs
-from agentgym_budget.eval.probe import ProbeConfig, probe_key, run_probe
-from agentgym_budget.eval.ray_executor import RayBackend
-from agentgym_budget.eval.recovery import RecoveryConfig, recovery_key, run_recovery
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.store import read_jsonl
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import PassKTJob, episode_key, plan_episodes, run_passkt
+from agentgym_budget.eval.passkt.worker import close_worker_resources, play_job
+from agentgym_budget.eval.probes.plan import ProbeConfig, probe_key, run_probe
+from agentgym_budget.eval.recovery.config import RecoveryConfig
+from agentgym_budget.eval.recovery.plan import recovery_key, run_recovery
+from agentgym_budget.runner.pool import Emit, make_backend, run_jobs
+from agentgym_budget.runner.ray_executor import RayBackend
+from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.store import read_jsonl
 from tests.ray_support import ray_cluster, wait_for_free_cpus
 
 __all__ = ["ray_cluster"]

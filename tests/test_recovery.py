@@ -12,14 +12,15 @@ import pytest
 from agentgym_budget.cli.main import main
 from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError
-from agentgym_budget.eval.judge import try_action
-from agentgym_budget.eval.natural_recovery import analyze_trace
-from agentgym_budget.eval.probe_states import expert_trajectories, walk
-from agentgym_budget.eval.recovery import RecoveryConfig, recovery_key, run_recovery
-from agentgym_budget.eval.recovery_summary import recovered_at
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.store import read_jsonl
+from agentgym_budget.eval.probes.judge import try_action
+from agentgym_budget.eval.probes.states import expert_trajectories, walk
+from agentgym_budget.eval.recovery.config import RecoveryConfig
+from agentgym_budget.eval.recovery.natural import analyze_trace
+from agentgym_budget.eval.recovery.plan import recovery_key, run_recovery
+from agentgym_budget.eval.recovery.summary import recovered_at
 from agentgym_budget.registration import make
+from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.store import read_jsonl
 from agentgym_budget.wrappers import TurnBudget
 
 COIN = EnvRef.parse("TextWorld-CoinCollector-v0", "level=110")

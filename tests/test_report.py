@@ -12,7 +12,7 @@ import pytest
 
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import DataError, RunConfigError
-from agentgym_budget.eval.report import report
+from agentgym_budget.eval.passkt.report import report
 
 ENV = "agentgym_budget/TextWorld-CoinCollector-v0"
 

@@ -14,9 +14,10 @@ import pytest
 
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import DataError, RunConfigError
-from agentgym_budget.eval.passkt import PassKTConfig, run_passkt
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.run_lock import lock_directory
+from agentgym_budget.eval.passkt.config import PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
+from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.run_lock import lock_directory
 
 COIN = EnvRef.parse("TextWorld-CoinCollector-v0", "level=3")
 LONG_RUN = ["--env", "TextWorld-CoinCollector-v0", "--env-args", "level=3", "--agent", "random", "--tasks", "40"]
@@ -96,7 +97,7 @@ def test_a_second_writer_is_refused_with_the_holder_named(tmp_path: Path) -> Non
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from agentgym_budget.eval.run_lock import lock_directory\n"
+            "from agentgym_budget.runner.run_lock import lock_directory\n"
             "with lock_directory(sys.argv[1], 'probe'):\n"
             "    print('locked', flush=True); time.sleep(60)\n",
             str(tmp_path),

@@ -10,7 +10,7 @@ import pytest
 
 import agentgym_budget
 from agentgym_budget.errors import InvalidInfoKeyError, InvalidOptionError, SnapshotMismatchError
-from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.state import EnvState
 from agentgym_budget.testing import EnvConformance
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
@@ -155,7 +155,7 @@ def test_agents_that_read_admissible_actions_get_them_from_a_lean_env() -> None:
     from agentgym_budget.agents.base import required_info_keys
     from agentgym_budget.agents.builtin import RandomAgent
     from agentgym_budget.agents.openai_chat import OpenAIChatAgent
-    from agentgym_budget.eval.rollout import run_episode
+    from agentgym_budget.runner.rollout import run_episode
 
     assert "admissible_actions" in required_info_keys(OpenAIChatAgent("m", base_url="http://127.0.0.1:9/v1"))
     assert not required_info_keys(OpenAIChatAgent("m", base_url="http://127.0.0.1:9/v1", show_actions=False))

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from agentgym_budget.errors import InvalidBudgetError, InvalidOptionError, RunConfigError
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from tests.train_support import COIN, tiny_config
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
@@ -75,8 +75,8 @@ def test_budget_drawn_per_episode_truncates_and_is_shown():
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 def test_fixed_recipe_trains_sft_then_grpo_and_writes_loadable_checkpoints(tmp_path):
-    from agentgym_budget.train.base_model import load_causal_lm
-    from agentgym_budget.train.chat_format import FORMAT_FILE, ChatFormat
+    from agentgym_budget.agents.hf_model import load_causal_lm
+    from agentgym_budget.chat.format import FORMAT_FILE, ChatFormat
     from agentgym_budget.train.recipe import run_training
 
     config = tiny_config("fixed")
@@ -264,8 +264,9 @@ def test_train_command_runs_and_resumes_from_its_output(tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
 def test_a_local_model_is_the_base_policy_with_model(tmp_path):
-    from agentgym_budget.train.base_model import build_base_model, load_causal_lm, parameter_count, save_model
-    from agentgym_budget.train.chat_format import ChatFormat
+    from agentgym_budget.agents.hf_model import load_causal_lm
+    from agentgym_budget.chat.format import ChatFormat
+    from agentgym_budget.train.base_model import build_base_model, parameter_count, save_model
     from agentgym_budget.train.recipe import run_training
     from agentgym_budget.train.trajectories import agent_conversations
 

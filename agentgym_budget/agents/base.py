@@ -1,6 +1,6 @@
 """The agent protocol: what the runner calls, sync or async.
 
-An agent plays one episode at a time. The runner (:mod:`agentgym_budget.eval.rollout`) calls
+An agent plays one episode at a time. The runner (:mod:`agentgym_budget.runner.rollout`) calls
 
 1. ``reset(goal, observation, info, seed=..., budget=...)`` once per episode, with the task's goal,
    the first observation and ``info``, the episode's seed (agents that sample must draw only from
@@ -20,8 +20,8 @@ Optional members, read with the helpers below:
   with the episode (:func:`episode_stats`);
 * ``close()`` (sync or async): release resources;
 * ``observe(observation, info, action)`` (sync or async): a turn the agent did not choose was played
-  from ``observation`` / ``info`` with ``action``. The probes of :mod:`agentgym_budget.eval.probe` and
-  :mod:`agentgym_budget.eval.recovery` use it to give the agent the history of a state it did not
+  from ``observation`` / ``info`` with ``action``. The probes of :mod:`agentgym_budget.eval.probes.plan` and
+  :mod:`agentgym_budget.eval.recovery.plan` use it to give the agent the history of a state it did not
   reach itself (a reference prefix, or forced wrong actions); agents with memory should record the
   turn as if they had played it (:func:`observe_turn`).
 

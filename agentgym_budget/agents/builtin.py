@@ -2,7 +2,7 @@
 
 All of them are seeded (the episode seed passed to ``reset``) and deterministic, and they never
 look at the turn budget, so they are valid in both run modes of
-:mod:`agentgym_budget.eval.passkt`.
+:mod:`agentgym_budget.eval.passkt.plan`.
 
 * :class:`RandomAgent` (``random``): uniform over ``info["admissible_actions"]``.
 * :class:`ExpertAgent` (``expert``): the family's reference solver, ``info["expert_action"]``,

@@ -1,25 +1,25 @@
 """The ``hf:PATH`` agent: a local Hugging Face causal LM, played the way :mod:`agentgym_budget.train` trains it.
 
 ``PATH`` is a directory written by ``save_pretrained`` (model and tokenizer), usually a training
-run's checkpoint with its :class:`~agentgym_budget.train.chat_format.ChatFormat` beside the weights
+run's checkpoint with its :class:`~agentgym_budget.chat.format.ChatFormat` beside the weights
 (``agentgym_chat.json``). Without that file the default format is used: the system prompt of
-:data:`~agentgym_budget.integrations.trl.DEFAULT_SYSTEM_PROMPT`, the ``act`` tool, admissible
+:data:`~agentgym_budget.chat.tool.DEFAULT_SYSTEM_PROMPT`, the ``act`` tool, admissible
 actions shown; the model's own chat template renders it (it must support tools). Nothing is downloaded.
 
 How an episode is played, as TRL's multi-turn GRPO played it in training
 (:class:`~agentgym_budget.integrations.trl.BudgetToolEnv`):
 
 * The conversation is token ids built by
-  :class:`~agentgym_budget.train.chat_format.ConversationTokens`: the system prompt and the first text
-  (goal, observation, admissible actions: :func:`~agentgym_budget.integrations.session.turn_text`) with
+  :class:`~agentgym_budget.chat.format.ConversationTokens`: the system prompt and the first text
+  (goal, observation, admissible actions: :func:`~agentgym_budget.chat.tool.turn_text`) with
   the ``act`` tool's schema; then each reply's own tokens, verbatim, and each tool answer's suffix ids.
 * Each reply is read with TRL's response parser (:mod:`agentgym_budget.agents.hf_model`). Every call
   ``act(command=...)`` in it is one turn, played in order (TRL runs every call of a reply; the later
   ones are played on the next turns without generating, and their answers are appended together
   as TRL does). Each command goes through the shared parser
-  (:func:`~agentgym_budget.integrations.actions.parse_action`) as ``act`` sends it.
+  (:func:`~agentgym_budget.agents.actions.parse_action`) as ``act`` sends it.
 * A reply with no ``act`` call (plain text, or a malformed call) is one turn: its text is read as
-  one command by :func:`~agentgym_budget.integrations.actions.parse_action` (possibly ``""``: the
+  one command by :func:`~agentgym_budget.agents.actions.parse_action` (possibly ``""``: the
   env's usual feedback), and the next observation is appended as the tool's answer. GRPO rollouts
   play such a reply the same way (:func:`~agentgym_budget.integrations.trl.play_free_text`).
 * Turns played for the agent by probes (``observe``) are appended as ``act`` calls.
@@ -48,18 +48,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentgym_budget.agents.actions import parse_action
 from agentgym_budget.agents.hf_generation import GenerationRequest, Sampling, batcher_for, row_seed
-from agentgym_budget.agents.hf_model import LocalModel, act_commands, check_model_dir, load_local_model
+from agentgym_budget.agents.hf_model import LocalModel, check_model_dir, load_local_model
+from agentgym_budget.chat.tool import act_commands, tool_call, turn_text
 from agentgym_budget.errors import AgentError, InvalidOptionError
-from agentgym_budget.integrations.actions import parse_action
-from agentgym_budget.integrations.session import turn_text
 
 __all__ = ["HFAgent"]
 
 
 def _tool_answers_ids(conversation: Any, texts: Sequence[str]) -> list[int]:
     """TRL's suffix ids for several tool answers after one reply (its ``_get_tool_suffix_ids``)."""
-    from agentgym_budget.integrations.tiny_lm import tool_call
 
     tokenizer, tool = conversation.tokenizer, conversation.format.tool
     call = [
@@ -149,7 +148,7 @@ class HFAgent:
         self, goal: str, observation: str, info: Mapping[str, Any], *, seed: int, budget: int | None = None
     ) -> None:
         """Start the conversation: system prompt, tool schema and the first text."""
-        from agentgym_budget.train.chat_format import ConversationTokens
+        from agentgym_budget.chat.format import ConversationTokens
 
         local = self.local
         self._conversation = ConversationTokens(local.tokenizer, local.chat_format, self._text(observation, info, goal))

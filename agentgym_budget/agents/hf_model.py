@@ -4,7 +4,7 @@
 when they are parsed, before a run starts): it must hold ``config.json``, weights (``*.safetensors``
 or ``pytorch_model*.bin``), a tokenizer (``tokenizer.json`` or ``tokenizer_config.json``) and, if
 present, a valid ``agentgym_chat.json``
-(:class:`~agentgym_budget.train.chat_format.ChatFormat`). :func:`load_local_model` loads the model
+(:class:`~agentgym_budget.chat.format.ChatFormat`). :func:`load_local_model` loads the model
 once per process and directory (every agent of a worker shares it; a directory whose files changed
 since is loaded again) and prepares it the way TRL's
 GRPO trainer prepares it for multi-turn tool calling:
@@ -35,12 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.errors import DataError, ModelPathError, did_you_mean
-from agentgym_budget.integrations.dependencies import require
+from agentgym_budget.dependencies import require
+from agentgym_budget.errors import DataError, InvalidOptionError, ModelPathError, did_you_mean
 
-__all__ = ["LocalModel", "act_commands", "check_model_dir", "load_local_model"]
+__all__ = ["LocalModel", "check_model_dir", "load_causal_lm", "load_local_model"]
 
 _FEATURE = "The hf: agent (local Hugging Face models)"
+_LOADER_FEATURE = "Training and hf: agents"
 _WEIGHTS = ("*.safetensors", "*.safetensors.index.json", "pytorch_model*.bin", "pytorch_model*.bin.index.json")
 _TOKENIZER = ("tokenizer.json", "tokenizer_config.json")
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
@@ -83,42 +84,46 @@ def check_model_dir(path: str | Path) -> Path:
         subdirs = sorted(p.name for p in directory.iterdir() if p.is_dir() and (p / "config.json").is_file())
         inside = f" Model directories inside it: {', '.join(subdirs)}." if subdirs else ""
         raise ModelPathError(f"{str(path)!r} holds no model: it lacks {', '.join(missing)}.{inside} {advice}")
-    from agentgym_budget.train.chat_format import ChatFormat
+    from agentgym_budget.chat.format import ChatFormat
 
     ChatFormat.load(directory)
     return directory
 
 
-def act_commands(message: dict[str, Any], tool: str) -> tuple[list[str], str]:
-    """The commands of a parsed reply's calls to ``tool`` (in order) and the reply's text.
+def load_causal_lm(path: str | Path) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` of a local Hugging Face causal LM directory (never downloads).
 
-    A call counts when it names ``tool`` and has exactly the argument ``command`` (a non-string
-    argument is sent as its JSON text, as :meth:`~agentgym_budget.integrations.trl.BudgetToolEnv.act`
-    does); other calls are ignored.
-
-    Example:
-        >>> call = {"type": "function", "function": {"name": "act", "arguments": {"command": "take coin"}}}
-        >>> act_commands({"role": "assistant", "content": "", "tool_calls": [call, call]}, "act")
-        (['take coin', 'take coin'], '')
-        >>> act_commands({"role": "assistant", "content": "Action: look"}, "act")
-        ([], 'Action: look')
+    Raises:
+        InvalidOptionError: ``path`` is not a model directory.
+        DataError: The directory cannot be loaded, or its chat template cannot render tool calls.
+        MissingDependencyError: transformers / torch are not installed (extra ``trl``).
     """
-    commands = []
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or function.get("name") != tool:
-            continue
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments)
-            except ValueError:
-                continue
-        if isinstance(arguments, dict) and set(arguments) == {"command"}:
-            command = arguments["command"]
-            commands.append(command if isinstance(command, str) else json.dumps(command))
-    content = message.get("content")
-    return commands, content if isinstance(content, str) else ""
+    transformers = require("transformers", extra="trl", feature=_LOADER_FEATURE)
+    require("torch", extra="trl", feature=_LOADER_FEATURE)
+    directory = Path(path).expanduser()
+    if not (directory / "config.json").is_file():
+        raise InvalidOptionError(
+            f"{str(path)!r} is not a local Hugging Face model directory (no config.json); give the directory a "
+            "training run wrote (e.g. runs/train-bm/final) or one saved with save_pretrained. Nothing is downloaded."
+        )
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(directory, local_files_only=True)
+        model = transformers.AutoModelForCausalLM.from_pretrained(directory, local_files_only=True)
+    except (OSError, ValueError) as err:
+        raise DataError(f"Cannot load the model in {directory}: {err}") from err
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    templates = require(
+        "trl.chat_template_utils", extra="trl", feature=_LOADER_FEATURE, package="trl", min_python=(3, 11)
+    )
+    if not templates.supports_tool_calling(tokenizer):
+        raise DataError(
+            f"The chat template of {directory} cannot render tool calls (assistant tool_calls and tool messages); "
+            "training and hf: agents play through an `act` tool. Use a model whose template supports tools."
+        )
+    model.eval()
+    return model, tokenizer
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,7 @@ class LocalModel:
         path: The directory it was loaded from (resolved).
         model: The ``transformers`` causal LM (eval mode, CPU).
         tokenizer: Its tokenizer (chat template prepared as TRL's trainer prepares it).
-        chat_format: The :class:`~agentgym_budget.train.chat_format.ChatFormat` it was trained with.
+        chat_format: The :class:`~agentgym_budget.chat.format.ChatFormat` it was trained with.
         eos_ids: Tokens that end a reply (the tokenizer's end token and the generation config's).
         pad_id: Token used for left padding.
         context: Longest sequence the model takes (``max_position_embeddings``).
@@ -150,7 +155,7 @@ class LocalModel:
         if self.parser == "trl":
             from trl.chat_template_utils import parse_response
 
-            from agentgym_budget.train.chat_format import act_tool_schema
+            from agentgym_budget.chat.tool import act_tool_schema
 
             return parse_response(self.tokenizer, list(completion), prefix=list(prefix), tools=[act_tool_schema()])
         text = self.tokenizer.decode(list(completion), skip_special_tokens=False)
@@ -197,7 +202,7 @@ def load_local_model(path: str | Path, *, threads: int = 0, loader: Callable[[Pa
         path: A model directory (:func:`check_model_dir`).
         threads: ``torch.set_num_threads(threads)`` when positive (process-wide).
         loader: ``loader(directory) -> (model, tokenizer)``; default
-            :func:`~agentgym_budget.train.base_model.load_causal_lm` (local files only).
+            :func:`load_causal_lm` (local files only).
 
     Raises:
         ModelPathError: See :func:`check_model_dir`.
@@ -214,10 +219,10 @@ def load_local_model(path: str | Path, *, threads: int = 0, loader: Callable[[Pa
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
-        from agentgym_budget.train.chat_format import ChatFormat
+        from agentgym_budget.chat.format import ChatFormat
 
         if loader is None:
-            from agentgym_budget.train.base_model import load_causal_lm as loader
+            loader = load_causal_lm
         model, tokenizer = loader(directory)
         model.eval()
         parser = _prepare_tokenizer(tokenizer)

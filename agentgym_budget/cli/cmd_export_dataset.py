@@ -12,7 +12,7 @@ import argparse
 
 from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
 
-__all__ = ["FORMATS", "HELP", "NAME", "add_arguments", "run"]
+__all__: list[str] = []
 
 NAME = "export-dataset"
 HELP = "write a training dataset of episodes (parquet rows for verl)"

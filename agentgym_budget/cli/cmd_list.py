@@ -23,7 +23,7 @@ from agentgym_budget.agents import agent_kinds
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.registration import env_info, registered_ids
 
-__all__ = ["HELP", "NAME", "add_arguments", "run"]
+__all__: list[str] = []
 
 NAME = "list"
 HELP = "list environment ids and agent names"

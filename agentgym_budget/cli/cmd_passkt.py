@@ -26,11 +26,12 @@ from agentgym_budget.cli.common import (
     run_backend,
     run_options,
 )
-from agentgym_budget.eval.passkt import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig, run_passkt
-from agentgym_budget.eval.rollout import EnvRef
-from agentgym_budget.eval.tables import format_summary
+from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig
+from agentgym_budget.eval.passkt.plan import run_passkt
+from agentgym_budget.eval.passkt.tables import format_summary
+from agentgym_budget.runner.rollout import EnvRef
 
-__all__ = ["DEFAULT_AGENTS", "DEFAULT_ENV", "DEFAULT_ENV_ARGS", "HELP", "NAME", "add_arguments", "default_out", "run"]
+__all__: list[str] = []
 
 NAME = "passkt"
 HELP = "measure Pass@(K,T) (run, resume, summarise, plot)"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 
 from agentgym_budget.cli.common import add_env_arguments, positive_int
-from agentgym_budget.eval.rollout import EnvRef
+from agentgym_budget.runner.rollout import EnvRef
 
-__all__ = ["HELP", "NAME", "add_arguments", "run"]
+__all__: list[str] = []
 
 NAME = "play"
 HELP = "play an environment in the terminal (budget shown)"

@@ -12,10 +12,10 @@ import argparse
 import os
 
 from agentgym_budget.cli.common import add_env_arguments, positive_int
-from agentgym_budget.eval.rollout import EnvRef
 from agentgym_budget.prepare import prepare_tasks, select_tasks
+from agentgym_budget.runner.rollout import EnvRef
 
-__all__ = ["HELP", "NAME", "add_arguments", "run"]
+__all__: list[str] = []
 
 NAME = "prepare"
 HELP = "generate a split's tasks into the cache ahead of use (parallel, resumable)"

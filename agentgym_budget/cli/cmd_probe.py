@@ -31,11 +31,11 @@ from agentgym_budget.cli.common import (
     run_backend,
     run_options,
 )
-from agentgym_budget.eval.probe import ProbeConfig, run_probe
-from agentgym_budget.eval.probe_summary import format_probe_summary
+from agentgym_budget.eval.probes.plan import ProbeConfig, run_probe
+from agentgym_budget.eval.probes.summary import format_probe_summary
 from agentgym_budget.eval.process_signal import format_signal
 
-__all__ = ["HELP", "NAME", "add_arguments", "run"]
+__all__: list[str] = []
 
 NAME = "probe"
 HELP = "single-step decision probes from shared states (accuracy, value, progress change)"

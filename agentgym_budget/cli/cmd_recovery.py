@@ -36,10 +36,11 @@ from agentgym_budget.cli.common import (
     run_backend,
     run_options,
 )
-from agentgym_budget.eval.recovery import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig, run_recovery
-from agentgym_budget.eval.recovery_summary import format_recovery_summary
+from agentgym_budget.eval.recovery.config import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig
+from agentgym_budget.eval.recovery.plan import run_recovery
+from agentgym_budget.eval.recovery.summary import format_recovery_summary
 
-__all__ = ["HELP", "NAME", "add_arguments", "run"]
+__all__: list[str] = []
 
 NAME = "recovery"
 HELP = "error-recovery probes: forced wrong actions, then recovery within the remaining budget"

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from agentgym_budget.cli.common import add_plot_format_argument, int_list, positive_int
 from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
-from agentgym_budget.eval.report import report
-from agentgym_budget.eval.tables import format_summary
+from agentgym_budget.eval.passkt.report import report
+from agentgym_budget.eval.passkt.tables import format_summary
 
-__all__ = ["HELP", "NAME", "add_arguments", "default_out", "run"]
+__all__: list[str] = []
 
 NAME = "report"
 HELP = "tables and plots from run directories"

@@ -12,7 +12,7 @@ import argparse
 
 from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
 
-__all__ = ["HELP", "NAME", "add_arguments", "run", "session_config"]
+__all__: list[str] = []
 
 NAME = "serve"
 HELP = "serve an environment over OpenEnv (openenv extra)"
@@ -66,9 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def session_config(args: argparse.Namespace) -> object:
-    """The :class:`~agentgym_budget.integrations.session.SessionConfig` the arguments describe."""
+    """The :class:`~agentgym_budget.integrations.session_config.SessionConfig` the arguments describe."""
     from agentgym_budget.errors import InvalidOptionError
-    from agentgym_budget.integrations.session import SessionConfig
+    from agentgym_budget.integrations.session_config import SessionConfig
 
     weights = None
     if args.budget_weights:

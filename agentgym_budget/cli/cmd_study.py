@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentgym_budget.cli.common import int_list, positive_int
 
-__all__ = ["HELP", "NAME", "add_arguments", "build_study", "run"]
+__all__: list[str] = []
 
 NAME = "study"
 HELP = "train SFT, fixed-budget RL and BudgetMix RL, then compare them on held-out tasks (CPU)"
@@ -95,7 +95,7 @@ def build_study(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the study and print its table."""
-    from agentgym_budget.integrations.dependencies import require
+    from agentgym_budget.dependencies import require
     from agentgym_budget.train.study import STAGES, run_study
 
     config = build_study(args)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from agentgym_budget.cli.common import int_list, positive_int
 
-__all__ = ["DEFAULT_TRAIN_ENV", "DEFAULT_TRAIN_ENV_ARGS", "HELP", "NAME", "add_arguments", "build_config", "run"]
+__all__: list[str] = []
 
 NAME = "train"
 HELP = "train a policy: SFT base, then GRPO at a fixed budget or a BudgetMix (CPU, tiny local model by default)"
@@ -103,7 +103,7 @@ def build_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training and print its summary."""
-    from agentgym_budget.integrations.dependencies import require
+    from agentgym_budget.dependencies import require
     from agentgym_budget.train.recipe import run_training
 
     config = build_config(args)

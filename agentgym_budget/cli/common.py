@@ -17,21 +17,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "add_env_arguments",
-    "add_envs_arguments",
-    "add_plot_format_argument",
-    "add_reference_arguments",
-    "add_run_arguments",
-    "count_list",
-    "describe_workers",
-    "env_refs",
-    "int_list",
-    "plot_formats",
-    "positive_int",
-    "run_backend",
-    "run_options",
-]
+__all__: list[str] = []
 
 
 def int_list(text: str) -> tuple[int, ...]:
@@ -68,7 +54,7 @@ def plot_formats(text: str) -> tuple[str, ...]:
         argparse.ArgumentTypeError: Unknown plot format 'gif'. Expected one or more of png, pdf, svg separated by commas, e.g. png,pdf.
     """
     from agentgym_budget.errors import InvalidOptionError
-    from agentgym_budget.eval.outputs import parse_plot_formats
+    from agentgym_budget.runner.outputs import parse_plot_formats
 
     try:
         return parse_plot_formats(text)
@@ -98,7 +84,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, command: str) -> None:
         (4, 'local', None, 0, None, False, ('png',))
     """
     from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
-    from agentgym_budget.eval.pool import BACKENDS
+    from agentgym_budget.runner.pool import BACKENDS
 
     parser.add_argument(
         "--workers", type=positive_int, default=2, help="worker processes, or Ray actors with --backend ray (default 2)"
@@ -140,7 +126,7 @@ def run_backend(args: argparse.Namespace) -> Any:
         ...
         agentgym_budget.errors.InvalidOptionError: A Ray address ('auto') was given for the local backend; add --backend ray (backend='ray') to run on that cluster, or drop the address.
     """
-    from agentgym_budget.eval.pool import make_backend
+    from agentgym_budget.runner.pool import make_backend
 
     return make_backend(args.backend, ray_address=args.ray_address)
 
@@ -168,7 +154,7 @@ def describe_workers(workers: int, backend: Any) -> str:
     Example:
         >>> describe_workers(2, None)
         '2 worker(s)'
-        >>> from agentgym_budget.eval.ray_executor import RayBackend
+        >>> from agentgym_budget.runner.ray_executor import RayBackend
         >>> describe_workers(4, RayBackend())
         '4 worker(s) (Ray actors on a local cluster)'
     """
@@ -230,7 +216,7 @@ def add_envs_arguments(parser: argparse.ArgumentParser, default: str) -> None:
 
 
 def env_refs(args: argparse.Namespace, default_env: str, default_args: str | None) -> tuple[Any, ...]:
-    """The :class:`~agentgym_budget.eval.rollout.EnvRef` s of :func:`add_envs_arguments`.
+    """The :class:`~agentgym_budget.runner.rollout.EnvRef` s of :func:`add_envs_arguments`.
 
     Example:
         >>> parser = argparse.ArgumentParser()
@@ -243,7 +229,7 @@ def env_refs(args: argparse.Namespace, default_env: str, default_args: str | Non
         ['TextWorld-Cooking-v0(difficulty=1)', 'WebShop-1k-v0']
     """
     from agentgym_budget.errors import InvalidOptionError
-    from agentgym_budget.eval.rollout import EnvRef
+    from agentgym_budget.runner.rollout import EnvRef
 
     if not args.env:
         extra = args.env_args or []

@@ -27,7 +27,7 @@ from types import ModuleType
 import agentgym_budget
 from agentgym_budget.errors import AgentGymBudgetError, did_you_mean
 
-__all__ = ["build_parser", "main", "parse_arguments", "subcommands"]
+__all__ = ["main"]
 
 _PREFIX = "cmd_"
 

@@ -6,18 +6,18 @@
 * :mod:`~agentgym_budget.integrations.verifiers`: verifiers' ``openenv`` taskset against the server.
 * :mod:`~agentgym_budget.integrations.verl`: a verl multi-turn agent loop (one episode per dataset row),
   with :mod:`~agentgym_budget.integrations.verl_data` for its rows (in its own venv: extra ``verl``).
-* :mod:`~agentgym_budget.integrations.ray_cluster`: connecting to a Ray cluster (a local one, or an
+* :mod:`~agentgym_budget.runner.ray_cluster`: connecting to a Ray cluster (a local one, or an
   existing one with this package shipped to its workers).
 * :mod:`~agentgym_budget.integrations.ray_rollouts`: rollouts in Ray actors, built from an env
   configuration, continuing from one snapshot shipped once through the object store.
 
 They share :mod:`~agentgym_budget.integrations.session` (the episode mapping: env stack, budget,
 BudgetMix, reward, task selection), :mod:`~agentgym_budget.integrations.pool` (sessions reused across
-episodes, from any thread) and :mod:`~agentgym_budget.integrations.actions` (free-text model
+episodes, from any thread) and :mod:`~agentgym_budget.agents.actions` (free-text model
 output to one command). A missing library raises
 :class:`~agentgym_budget.errors.MissingDependencyError` naming the extra to install
 (``pip install "agentgym-budget[openenv]"``, ``[trl]``, ``[skyrl]``, ``[verifiers]``, ``[ray]``, ``[verl]``).
-The evaluation commands run on Ray through :class:`~agentgym_budget.eval.ray_executor.RayBackend`
+The evaluation commands run on Ray through :class:`~agentgym_budget.runner.ray_executor.RayBackend`
 (``--backend ray``).
 """
 

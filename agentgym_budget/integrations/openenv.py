@@ -5,9 +5,9 @@ session is one :class:`~agentgym_budget.integrations.session.EpisodeSession` (se
 threads of one process, up to ``max_sessions`` at once). The wire format:
 
 * **reset** arguments are the episode fields ``task``, ``seed``, ``max_turns``, ``show_budget``
-  (see :func:`~agentgym_budget.integrations.session.episode_fields`); unknown ones are refused.
+  (see :func:`~agentgym_budget.integrations.session_config.episode_fields`); unknown ones are refused.
 * **Action** ``BudgetAction(command: str)``: the model's reply or a bare command, parsed into one
-  command by :func:`~agentgym_budget.integrations.actions.parse_action` (one action, one turn).
+  command by :func:`~agentgym_budget.agents.actions.parse_action` (one action, one turn).
   Because it has one required field, clients that send raw text (verifiers' ``openenv`` taskset)
   work unchanged.
 * **Observation** ``BudgetObservation``: ``text`` (what the model sees), ``observation``, ``goal``,
@@ -26,7 +26,7 @@ threads of one process, up to ``max_sessions`` at once). The wire format:
 Example (a server in this process; the CLI is the usual way)::
 
     from agentgym_budget.integrations.openenv import RemoteSession, serve_in_thread
-    from agentgym_budget.integrations.session import SessionConfig
+    from agentgym_budget.integrations.session_config import SessionConfig
 
     with serve_in_thread(SessionConfig("TextWorld-CoinCollector-v0", max_turns=10)) as url:
         with RemoteSession(url) as env:
@@ -49,10 +49,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from agentgym_budget import errors
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError
-from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.pool import SessionPool
-from agentgym_budget.integrations.session import EpisodeTurn, SessionConfig
+from agentgym_budget.integrations.session import EpisodeTurn
+from agentgym_budget.integrations.session_config import SessionConfig
 
 __all__ = [
     "BudgetAction",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
@@ -120,8 +121,24 @@ def _observation_fields(turn: EpisodeTurn) -> dict[str, Any]:
 
 @functools.cache
 def _classes() -> SimpleNamespace:
+    """Build the OpenEnv classes (they derive from OpenEnv's, so they exist only once it is imported)."""
     core = _core()
-    from openenv.core.client_types import StepResult
+    BudgetAction, BudgetObservation, BudgetState = _message_classes(core)
+    BudgetEnvironment = _environment_class(core, BudgetAction, BudgetObservation, BudgetState)
+    BudgetEnvClient = _client_class(core, BudgetAction, BudgetObservation, BudgetState)
+    for cls in (BudgetAction, BudgetObservation, BudgetState, BudgetEnvironment, BudgetEnvClient):
+        cls.__module__ = __name__
+    return SimpleNamespace(
+        BudgetAction=BudgetAction,
+        BudgetObservation=BudgetObservation,
+        BudgetState=BudgetState,
+        BudgetEnvironment=BudgetEnvironment,
+        BudgetEnvClient=BudgetEnvClient,
+    )
+
+
+def _message_classes(core: Any) -> tuple[type, type, type]:
+    """``(BudgetAction, BudgetObservation, BudgetState)``: what travels between client and server."""
     from pydantic import Field
 
     class BudgetAction(core.Action):
@@ -161,6 +178,12 @@ def _classes() -> SimpleNamespace:
         total_reward: float = 0.0
         done: bool = True
         won: bool = False
+
+    return BudgetAction, BudgetObservation, BudgetState
+
+
+def _environment_class(core: Any, BudgetAction: Any, BudgetObservation: Any, BudgetState: Any) -> type:
+    """The server side: an OpenEnv environment over a pooled :class:`EpisodeSession`."""
 
     class BudgetEnvironment(core.Environment):
         """An OpenEnv environment over an :class:`EpisodeSession` taken from a pool."""
@@ -213,6 +236,13 @@ def _classes() -> SimpleNamespace:
             if session is not None:
                 self._pool.release(session)
 
+    return BudgetEnvironment
+
+
+def _client_class(core: Any, BudgetAction: Any, BudgetObservation: Any, BudgetState: Any) -> type:
+    """The client side: an OpenEnv ``EnvClient`` of a ``serve`` server."""
+    from openenv.core.client_types import StepResult
+
     class BudgetEnvClient(core.EnvClient):
         """OpenEnv client of a ``serve`` server: ``step`` takes a reply string or a :class:`BudgetAction`."""
 
@@ -236,15 +266,7 @@ def _classes() -> SimpleNamespace:
         def _parse_state(self, payload: dict[str, Any]) -> BudgetState:
             return BudgetState(**payload)
 
-    for cls in (BudgetAction, BudgetObservation, BudgetState, BudgetEnvironment, BudgetEnvClient):
-        cls.__module__ = __name__
-    return SimpleNamespace(
-        BudgetAction=BudgetAction,
-        BudgetObservation=BudgetObservation,
-        BudgetState=BudgetState,
-        BudgetEnvironment=BudgetEnvironment,
-        BudgetEnvClient=BudgetEnvClient,
-    )
+    return BudgetEnvClient
 
 
 def create_app(config: SessionConfig, *, max_sessions: int = 8, warm: bool = True) -> Any:

@@ -5,7 +5,7 @@ and SkyRL (one env per trajectory, in threads) make envs all the time, so their 
 :class:`~agentgym_budget.integrations.session.EpisodeSession` s from a :class:`SessionPool`.
 
 Example:
-    >>> from agentgym_budget.integrations.session import SessionConfig
+    >>> from agentgym_budget.integrations.session_config import SessionConfig
     >>> pool = SessionPool(SessionConfig("TextWorld-CoinCollector-v0"))
     >>> session = pool.acquire()
     >>> _ = session.reset(seed=0)
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import threading
 
-from agentgym_budget.integrations.session import EpisodeSession, SessionConfig
+from agentgym_budget.integrations.session import EpisodeSession
+from agentgym_budget.integrations.session_config import SessionConfig
 
 __all__ = ["SessionPool", "shared_pool"]
 

@@ -47,9 +47,9 @@ import gymnasium as gym
 from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.base import close_agent, close_shared_resources, episode_stats, required_info_keys
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.eval.rollout import EnvRef, agent_view
 from agentgym_budget.info_keys import STANDARD_INFO_KEYS
-from agentgym_budget.integrations.ray_cluster import ray_connection
+from agentgym_budget.runner.ray_cluster import ray_connection
+from agentgym_budget.runner.rollout import EnvRef, agent_view
 from agentgym_budget.state import EnvState
 from agentgym_budget.wrappers import BudgetMix, StateSnapshot, TurnBudget
 from agentgym_budget.wrappers.turn_budget import validate_budget
@@ -71,7 +71,7 @@ class RolloutConfig:
     """An env stack as data: ``StateSnapshot([BudgetMix](TurnBudget(make(env_id, **env_kwargs))))``.
 
     Args:
-        env: Registered id (namespace optional), or an :class:`~agentgym_budget.eval.rollout.EnvRef`.
+        env: Registered id (namespace optional), or an :class:`~agentgym_budget.runner.rollout.EnvRef`.
         env_kwargs: Constructor arguments (``"level=3"`` or a mapping), when ``env`` is an id.
         split: Task split, when ``env`` is an id (``None``: the env's default).
         max_turns: ``TurnBudget``'s budget.
@@ -313,9 +313,9 @@ class RolloutWorker:
 def rollout_actors(config: RolloutConfig, count: int, *, num_cpus: float = 1.0) -> list[Any]:
     """Start ``count`` :class:`RolloutWorker` actors (``num_cpus`` each) built from ``config``.
 
-    Needs a Ray connection (``ray.init``, or :func:`~agentgym_budget.integrations.ray_cluster.ray_connection`).
+    Needs a Ray connection (``ray.init``, or :func:`~agentgym_budget.runner.ray_cluster.ray_connection`).
     """
-    from agentgym_budget.integrations.ray_cluster import import_ray
+    from agentgym_budget.runner.ray_cluster import import_ray
 
     ray = import_ray("Rollouts in Ray actors")
     validate_budget(count, "as the number of actors")
@@ -348,7 +348,7 @@ def play_forks(
         MissingDependencyError: Ray is not installed.
 
     When this process is not connected to Ray, a local cluster is started for the call
-    (:func:`~agentgym_budget.integrations.ray_cluster.ray_connection`).
+    (:func:`~agentgym_budget.runner.ray_cluster.ray_connection`).
     """
     if not continuations:
         return []

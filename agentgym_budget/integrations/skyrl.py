@@ -7,7 +7,7 @@ contract is mapped:
 
 * SkyRL makes one env per trajectory: ``BudgetTextEnv(env_config, extras)``. ``env_config`` (the
   ``environment.skyrl_gym.agentgym_budget`` section of a SkyRL config, or a dict) is a
-  :class:`~agentgym_budget.integrations.session.SessionConfig` mapping (``env_id``, ``env_kwargs``,
+  :class:`~agentgym_budget.integrations.session_config.SessionConfig` mapping (``env_id``, ``env_kwargs``,
   ``max_turns``, ``budgets``, ``show_budget``, ``reward``, ...). Stacks are reused across
   trajectories from a process-wide :class:`~agentgym_budget.integrations.pool.SessionPool`.
 * The episode comes from the dataset row's ``extra_info`` (``task``, ``seed``, ``max_turns``,
@@ -53,15 +53,11 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import EpisodeOverError, InvalidOptionError, did_you_mean
-from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.pool import shared_pool
-from agentgym_budget.integrations.session import (
-    EPISODE_FIELDS,
-    EpisodeSession,
-    SessionConfig,
-    episode_fields,
-)
+from agentgym_budget.integrations.session import EpisodeSession
+from agentgym_budget.integrations.session_config import EPISODE_FIELDS, SessionConfig, episode_fields
 
 __all__ = [
     "DEFAULT_SKYRL_ID",

@@ -5,13 +5,13 @@
 
 * TRL makes one instance per concurrent rollout with the no-argument factory and reuses it;
   ``reset(**row)`` receives the dataset row: its episode fields (``task``, ``seed``, ``max_turns``,
-  ``show_budget``; see :func:`~agentgym_budget.integrations.session.episode_fields`) pick the
+  ``show_budget``; see :func:`~agentgym_budget.integrations.session_config.episode_fields`) pick the
   episode, ``prompt`` and the columns named in ``ignore_columns`` are ignored, any other column is
   refused. The returned text (goal, first observation, admissible actions, the budget when shown) is
   appended to the row's last user message.
 * Every public method is a tool: there is exactly one, ``act(command)``. One call is one turn of the
   :class:`~agentgym_budget.wrappers.TurnBudget`; the command is read with the shared parser
-  (:func:`~agentgym_budget.integrations.actions.parse_action`). TRL has no done signal, so the call
+  (:func:`~agentgym_budget.agents.actions.parse_action`). TRL has no done signal, so the call
   that ends the episode answers the observation plus ``[Episode over: ...]`` and later calls answer
   that the episode is over without playing (they cost no turn and change nothing).
   Set ``max_tool_calling_iterations`` to at least the largest budget (:func:`check_trainer_args`).
@@ -28,7 +28,7 @@
   (reproducibly from the row's ``seed``); a row's ``max_turns`` overrides the draw.
 
 Example:
-    >>> from agentgym_budget.integrations.session import SessionConfig
+    >>> from agentgym_budget.integrations.session_config import SessionConfig
     >>> factory = environment_factory(SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=1", max_turns=2))
     >>> env = factory()
     >>> text = env.reset(prompt=[{"role": "user", "content": ""}], seed=0)
@@ -51,12 +51,13 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT, EPISODE_OVER, act_commands, tool_call
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import EpisodeOverError, InvalidOptionError
-from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.integrations.session import EpisodeSession, SessionConfig, episode_fields, episode_outcome
+from agentgym_budget.integrations.session import EpisodeSession, episode_outcome
+from agentgym_budget.integrations.session_config import SessionConfig, episode_fields
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT",
     "BudgetToolEnv",
     "check_trainer_args",
     "dataset_rows",
@@ -65,16 +66,6 @@ __all__ = [
     "grpo_trainer",
     "play_free_text",
 ]
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are an agent solving a text-based task. Call the `act` tool with one command at a time; "
-    "every call is one turn of your limited budget. Stop calling tools once the episode is over."
-)
-"""System message of the rows :func:`dataset_rows` makes."""
-
-
-EPISODE_OVER = "[Episode over: "
-"""How the answer that ends an episode begins its last line (:func:`play_free_text` looks for it)."""
 
 
 class BudgetToolEnv:
@@ -180,8 +171,6 @@ def expert_conversations(
         >>> conversation[-1]["content"].splitlines()[-1]
         '[Episode over: task completed in 1 turn.]'
     """
-    from agentgym_budget.integrations.tiny_lm import tool_call
-
     planning = dataclasses.replace(config, info_keys=tuple({*config.info_keys, "expert_plan"}))
     env = BudgetToolEnv(planning)
     conversations = []
@@ -226,7 +215,7 @@ def play_free_text(tokenizer: Any, tool: str = "act") -> Any:
     TRL reads every reply with ``tokenizer.parse_response(ids, prefix=...)`` (``prefix``: the
     conversation before the reply). Wrapped here, while the episode runs (no ``[Episode over: ...]``
     answer in ``prefix``), a reply's calls are its valid ``tool`` calls
-    (:func:`~agentgym_budget.agents.hf_model.act_commands`), or, when it has none, one call with its
+    (:func:`~agentgym_budget.chat.tool.act_commands`), or, when it has none, one call with its
     text as the command (``""`` for an empty reply); the episode then answers as for any command.
     The caller's tokenizer is left untouched: the result is a shallow copy (same vocabulary and
     backend, still a tokenizer for ``isinstance``) with the wrapped method. A tokenizer that already
@@ -248,9 +237,6 @@ def play_free_text(tokenizer: Any, tool: str = "act") -> Any:
         >>> "tool_calls" in original.parse_response([7]), play_free_text(tokenizer) is tokenizer
         (False, True)
     """
-    from agentgym_budget.agents.hf_model import act_commands
-    from agentgym_budget.integrations.tiny_lm import tool_call
-
     parse = tokenizer.parse_response
     if getattr(parse, "plays_free_text", False):
         return tokenizer

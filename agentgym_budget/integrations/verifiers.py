@@ -29,8 +29,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from agentgym_budget.agents.base import episode_stats
-from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.integrations.session import episode_fields
+from agentgym_budget.dependencies import require
+from agentgym_budget.integrations.session_config import episode_fields
 
 __all__ = ["AgentPlayer", "PlayedEpisode", "openenv_taskset", "play"]
 

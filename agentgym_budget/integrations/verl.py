@@ -45,8 +45,8 @@ from types import SimpleNamespace
 from typing import Any
 from uuid import uuid4
 
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.pool import shared_pool
 from agentgym_budget.integrations.session import EpisodeSession, EpisodeTurn
 from agentgym_budget.integrations.verl_data import AGENT_NAME, row_episode

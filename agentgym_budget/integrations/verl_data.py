@@ -38,9 +38,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
-from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.integrations.session import EPISODE_FIELDS, SessionConfig, episode_fields
+from agentgym_budget.integrations.session_config import EPISODE_FIELDS, SessionConfig, episode_fields
 
 __all__ = [
     "AGENT_NAME",

@@ -2,7 +2,7 @@
 
 One module per concept, each importing torch / transformers / TRL only when used:
 
-* :mod:`~agentgym_budget.train.chat_format`: the chat format saved beside the weights (``agentgym_chat.json``)
+* :mod:`~agentgym_budget.chat.format`: the chat format saved beside the weights (``agentgym_chat.json``)
   and conversations as token ids exactly as TRL's GRPO builds them (read by ``hf:PATH`` agents);
 * :mod:`~agentgym_budget.train.trajectories`: scripted agents' episodes as tool-calling conversations;
 * :mod:`~agentgym_budget.train.base_model`: the built-in tiny causal LM and tokenizer (built locally), or

@@ -3,10 +3,10 @@
 :func:`build_base_model` trains a byte-level BPE tokenizer on the family's text (the SFT
 conversations rendered with the chat template, tool schema and budget notices included, so they take
 few tokens) and builds a randomly initialised Qwen2 causal LM of :class:`TinyModelSpec`'s size
-(:func:`~agentgym_budget.integrations.tiny_lm.build_tiny_lm`). :func:`load_causal_lm` loads a model
+(:func:`~agentgym_budget.train.tiny_lm.build_tiny_lm`). :func:`~agentgym_budget.agents.hf_model.load_causal_lm` loads a model
 directory from disk only (``local_files_only``: nothing is downloaded) and checks that its chat
 template can render tool calls (TRL needs that). :func:`save_model` writes a model, its tokenizer and
-its :class:`~agentgym_budget.train.chat_format.ChatFormat`.
+its :class:`~agentgym_budget.chat.format.ChatFormat`.
 
 Needs the ``trl`` extra.
 
@@ -24,12 +24,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.integrations.tiny_lm import build_tiny_lm
-from agentgym_budget.train.chat_format import ChatFormat, act_tool_schema
+from agentgym_budget.chat.format import ChatFormat
+from agentgym_budget.chat.tool import act_tool_schema
+from agentgym_budget.dependencies import require
+from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.train.tiny_lm import build_tiny_lm
 
-__all__ = ["TinyModelSpec", "build_base_model", "corpus", "load_causal_lm", "parameter_count", "save_model"]
+__all__ = ["TinyModelSpec", "build_base_model", "corpus", "parameter_count", "save_model"]
 
 _FEATURE = "Training and hf: agents"
 
@@ -119,40 +120,6 @@ def build_base_model(
 def parameter_count(model: Any) -> int:
     """Number of parameters of ``model``."""
     return sum(p.numel() for p in model.parameters())
-
-
-def load_causal_lm(path: str | Path) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` of a local Hugging Face causal LM directory (never downloads).
-
-    Raises:
-        InvalidOptionError: ``path`` is not a model directory.
-        DataError: The directory cannot be loaded, or its chat template cannot render tool calls.
-        MissingDependencyError: transformers / torch are not installed (extra ``trl``).
-    """
-    transformers = require("transformers", extra="trl", feature=_FEATURE)
-    require("torch", extra="trl", feature=_FEATURE)
-    directory = Path(path).expanduser()
-    if not (directory / "config.json").is_file():
-        raise InvalidOptionError(
-            f"{str(path)!r} is not a local Hugging Face model directory (no config.json); give the directory a "
-            "training run wrote (e.g. runs/train-bm/final) or one saved with save_pretrained. Nothing is downloaded."
-        )
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(directory, local_files_only=True)
-        model = transformers.AutoModelForCausalLM.from_pretrained(directory, local_files_only=True)
-    except (OSError, ValueError) as err:
-        raise DataError(f"Cannot load the model in {directory}: {err}") from err
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.padding_side = "left"
-    templates = require("trl.chat_template_utils", extra="trl", feature=_FEATURE, package="trl", min_python=(3, 11))
-    if not templates.supports_tool_calling(tokenizer):
-        raise DataError(
-            f"The chat template of {directory} cannot render tool calls (assistant tool_calls and tool messages); "
-            "training and hf: agents play through an `act` tool. Use a model whose template supports tools."
-        )
-    model.eval()
-    return model, tokenizer
 
 
 def save_model(model: Any, tokenizer: Any, directory: str | Path, chat_format: ChatFormat) -> Path:

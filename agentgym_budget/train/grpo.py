@@ -31,10 +31,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.integrations.session import SessionConfig
-from agentgym_budget.integrations.trl import DEFAULT_SYSTEM_PROMPT, dataset_rows, grpo_trainer
+from agentgym_budget.integrations.session_config import SessionConfig
+from agentgym_budget.integrations.trl import dataset_rows, grpo_trainer
 from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint

@@ -43,10 +43,11 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.agents.hf_model import load_causal_lm
+from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.errors import InvalidBudgetError, InvalidOptionError, RunConfigError, did_you_mean
-from agentgym_budget.integrations.session import SessionConfig
-from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, load_causal_lm, save_model
-from agentgym_budget.train.chat_format import ChatFormat
+from agentgym_budget.integrations.session_config import SessionConfig
+from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, save_model
 from agentgym_budget.train.grpo import GRPOSettings, run_grpo
 from agentgym_budget.train.metrics import JsonlLog
 from agentgym_budget.train.sft import SFTSettings, run_sft

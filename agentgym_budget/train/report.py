@@ -95,7 +95,7 @@ def _moving(xs: Sequence[int], ys: Sequence[float], window: int) -> tuple[list[i
 
 def training_plot(out: str | Path, path: str | Path, *, window: int = 10) -> Path | None:
     """Draw the run's curves into ``path`` (PNG); ``None`` when there is nothing logged yet."""
-    from agentgym_budget.eval.plots import new_figure, save_figure, series_style
+    from agentgym_budget.eval.figures import new_figure, save_figure, series_style
 
     out = Path(out)
     sft = [r for r in JsonlLog(out / "sft" / "metrics.jsonl").read() if "loss" in r]

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.chat.tool import act_tool_schema
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError
-from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.train.chat_format import act_tool_schema
 from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
 

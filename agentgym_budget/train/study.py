@@ -224,9 +224,10 @@ def run_study(
         InvalidOptionError: An unknown stage.
         RunConfigError: ``out`` holds a study with other settings.
     """
-    from agentgym_budget.eval.passkt import PassKTConfig, run_passkt
-    from agentgym_budget.eval.rollout import EnvRef
-    from agentgym_budget.eval.tables import format_summary
+    from agentgym_budget.eval.passkt.config import PassKTConfig
+    from agentgym_budget.eval.passkt.plan import run_passkt
+    from agentgym_budget.eval.passkt.tables import format_summary
+    from agentgym_budget.runner.rollout import EnvRef
 
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
@@ -286,8 +287,8 @@ def run_study(
 
 
 def _probe(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, progress: bool) -> str:
-    from agentgym_budget.eval.probe import ProbeConfig, run_probe
-    from agentgym_budget.eval.probe_summary import format_probe_summary
+    from agentgym_budget.eval.probes.plan import ProbeConfig, run_probe
+    from agentgym_budget.eval.probes.summary import format_probe_summary
 
     probe = ProbeConfig(
         envs=(env,),
@@ -303,8 +304,9 @@ def _probe(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, pro
 
 
 def _recovery(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, progress: bool) -> str:
-    from agentgym_budget.eval.recovery import RecoveryConfig, run_recovery
-    from agentgym_budget.eval.recovery_summary import format_recovery_summary
+    from agentgym_budget.eval.recovery.config import RecoveryConfig
+    from agentgym_budget.eval.recovery.plan import run_recovery
+    from agentgym_budget.eval.recovery.summary import format_recovery_summary
 
     recovery = RecoveryConfig(
         envs=(env,),

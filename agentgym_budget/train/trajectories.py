@@ -4,7 +4,7 @@
 registered synchronous agent) through the same :class:`~agentgym_budget.integrations.trl.BudgetToolEnv`
 that GRPO trains with, so a conversation holds exactly the text a trained model is shown:
 
-* ``system``: the system prompt of the rows (:data:`~agentgym_budget.integrations.trl.DEFAULT_SYSTEM_PROMPT`);
+* ``system``: the system prompt of the rows (:data:`~agentgym_budget.chat.tool.DEFAULT_SYSTEM_PROMPT`);
 * ``user``: the episode's first text (goal, first observation, admissible actions, the budget when shown);
 * per turn an ``assistant`` message calling ``act(command=...)`` and the ``tool`` message with the env's answer;
 * a last ``assistant`` message :data:`STOP_MESSAGE` after the ``[Episode over: ...]`` answer, so a model
@@ -14,7 +14,7 @@ Only won episodes are kept by default (``keep="won"``): imitation of a noisy exp
 episodes, errors and recoveries included.
 
 Example:
-    >>> from agentgym_budget.integrations.session import SessionConfig
+    >>> from agentgym_budget.integrations.session_config import SessionConfig
     >>> config = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=2")
     >>> data = agent_conversations(config, "expert", tasks=[0], episodes_per_task=1, budget=5)
     >>> [m["role"] for m in data.conversations[0]]
@@ -34,11 +34,12 @@ from tqdm import tqdm
 
 from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.base import episode_stats, is_async_agent, required_info_keys
+from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT, tool_call
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.eval.passkt import episode_seed
-from agentgym_budget.integrations.session import EpisodeTurn, SessionConfig
-from agentgym_budget.integrations.tiny_lm import tool_call
-from agentgym_budget.integrations.trl import DEFAULT_SYSTEM_PROMPT, BudgetToolEnv
+from agentgym_budget.integrations.session import EpisodeTurn
+from agentgym_budget.integrations.session_config import SessionConfig
+from agentgym_budget.integrations.trl import BudgetToolEnv
+from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
 __all__ = ["KEEP", "STOP_MESSAGE", "Trajectories", "agent_conversations", "agent_info"]
@@ -109,7 +110,7 @@ def agent_conversations(
         agent: A synchronous agent name (``parse_agent`` syntax), e.g. ``"noisy-expert-recover:eps=0.3"``.
         tasks: Task ids or indices of ``config``'s split.
         episodes_per_task: Episodes per task; episode ``s`` of task ``t`` is seeded with
-            :func:`~agentgym_budget.eval.passkt.episode_seed` ``(seed, str(t), s)`` (agent and budget draw).
+            :func:`~agentgym_budget.runner.seeds.episode_seed` ``(seed, str(t), s)`` (agent and budget draw).
         budget: Turn budget of every episode.
         seed: Seed of the data.
         keep: ``"won"`` (default) or ``"all"`` episodes become conversations.

@@ -149,8 +149,18 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     def fork(self, n: int) -> list[StateSnapshot]:
         """Return ``n`` independent copies of this stack, each at the current state.
 
-        Each fork has its own engine and the same wrappers, budget and turn; stepping one
-        does not affect the others or this env.
+        Each fork is the same stack (same wrapper classes and arguments) restored from one
+        snapshot of this env, so it starts with the same budget, turn and replay log.
+
+        Shared with this env (read-only or swapped in per step): the loaded engine resources of
+        the base env (the game file, the interpreter or planner, the task list; see
+        :meth:`agentgym_budget.env.TextEnv.clone` with ``share_engine=True``), the env spec, and
+        the constructor arguments. Each engine-sharing env swaps its own state in when it acts.
+
+        Owned by each fork: its episode state (the base env's game state and last turn), every
+        wrapper's state (the budget and turns left, BudgetMix's draw, ProcessReward's previous
+        potential, this wrapper's replay log). Stepping, resetting or closing one fork does not
+        change the others or this env.
 
         Raises:
             InvalidOptionError: ``n`` is not a positive integer.

@@ -1,0 +1,32 @@
+"""What every evaluation run shares: environments, episodes, workers, the run's files.
+
+* :mod:`~agentgym_budget.runner.env_args` and :mod:`~agentgym_budget.runner.rollout`: environment
+  references (:class:`~agentgym_budget.runner.rollout.EnvRef`), env pools, playing one episode;
+* :mod:`~agentgym_budget.runner.seeds`: the seed of every episode of a run;
+* :mod:`~agentgym_budget.runner.skeleton`: the one course every analysis's run takes;
+* :mod:`~agentgym_budget.runner.pool` (worker processes), :mod:`~agentgym_budget.runner.ray_executor`
+  and :mod:`~agentgym_budget.runner.ray_cluster` (Ray actors), :mod:`~agentgym_budget.runner.parent_watch`;
+* :mod:`~agentgym_budget.runner.store` (the crash-safe JSONL log), :mod:`~agentgym_budget.runner.run_lock`,
+  :mod:`~agentgym_budget.runner.records`, :mod:`~agentgym_budget.runner.validation` and
+  :mod:`~agentgym_budget.runner.outputs` (summary files and plots written as one set, CSV).
+
+The analyses of :mod:`agentgym_budget.eval` (Pass@(K,T), probes, recovery) plug into it; it imports none of them.
+"""
+
+from agentgym_budget.runner.rollout import EnvPool, EnvRef, EpisodeResult, play_episode, run_episode
+from agentgym_budget.runner.seeds import episode_seed
+from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
+from agentgym_budget.runner.store import JsonlStore
+
+__all__ = [
+    "Analysis",
+    "EnvPool",
+    "EnvRef",
+    "EpisodeResult",
+    "JobPlan",
+    "JsonlStore",
+    "episode_seed",
+    "play_episode",
+    "run_analysis",
+    "run_episode",
+]
