@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_budget.eval.outputs import OutputSet, plot_names
+from agentgym_budget.eval.plot_caption import summary_caption
 from agentgym_budget.eval.store import atomic_path
 from agentgym_budget.eval.summary import AgentGrid, Difference, Summary
 
@@ -276,5 +277,6 @@ def write_plots(summary: Summary, outputs: OutputSet, formats: Sequence[str] = (
         figures["difference"] = difference_figure(differences)
     paths = []
     for stem, figure in figures.items():
+        figure.text(0.5, 0.002, summary_caption(summary), ha="center", va="bottom", fontsize=8)
         paths += save_figure(figure, [outputs.path(f"{stem}.{fmt}") for fmt in formats])
     return paths
