@@ -117,10 +117,15 @@ def test_missing_extras_raise_at_make_and_list_marks_them():
         "    gym.make('agentgym_budget/WebShop-1k-v0')\n"
         "except MissingDependencyError as err:\n"
         "    print('MAKE:', err)\n"
+        "try:\n"
+        "    gym.make('agentgym_budget/WebShop-Data-v0')\n"
+        "except MissingDependencyError as err:\n"
+        "    print('DATA:', err)\n"
         "from agentgym_budget.cli.main import main\n"
         "main(['list', '--envs', '--family', 'webshop'])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "MAKE: The WebShop reward needs the 'rapidfuzz' package" in done.stdout
+    assert "DATA: WebShop-Data-v0 needs the 'rapidfuzz' package" in done.stdout  # before its missing data_dir
     assert "no: needs [webshop]" in done.stdout and " yes " not in done.stdout
     assert f"Not installed: rapidfuzz (the 'webshop' extra): {install_command('webshop')}" in done.stdout
