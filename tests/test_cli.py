@@ -231,10 +231,7 @@ def test_reference_logs_with_bad_fields_are_named_by_line(
 def test_train_and_study_default_env_args_belong_to_the_default_env() -> None:
     parse = build_parser().parse_args
     other = ["--env", "TextWorld-Cooking-v0", "--out", "x"]
-    assert cmd_train.build_config(parse(["train", "--recipe", "sft", *other])).env_kwargs in ("", {})
-    assert cmd_train.build_config(parse(["train", "--recipe", "sft", "--out", "x"])).env_kwargs in (
-        "level=3",
-        {"level": 3},
-    )
-    assert cmd_study.build_study(parse(["study", *other])).env_kwargs in ("", {})
-    assert cmd_study.build_study(parse(["study", "--out", "x"])).env_kwargs in ("level=3", {"level": 3})
+    assert cmd_train.build_config(parse(["train", "--recipe", "sft", *other])).env_kwargs == ()
+    assert cmd_train.build_config(parse(["train", "--recipe", "sft", "--out", "x"])).env_kwargs == (("level", 3),)
+    assert cmd_study.build_study(parse(["study", *other])).env_kwargs == ""
+    assert cmd_study.build_study(parse(["study", "--out", "x"])).env_kwargs == "level=3"
