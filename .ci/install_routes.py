@@ -2,7 +2,7 @@
 
 Routes come from ``pyproject.toml`` (every extra except ``test`` and ``all``, which CI's own venv and
 a static test cover) plus ``base``. For each route: a new venv, ``pip install -e ".[EXTRA]"``
-(pip's cache and ``find-links`` wheels are reused), then every ``examples/*.py`` whose first line is
+(pip's cache and ``find-links`` wheels are reused; ``--no-compile``: only what a route imports gets bytecode), then every ``examples/*.py`` whose first line is
 ``# route: EXTRA`` (the README includes them verbatim: tests/test_install_routes.py), or, for an
 extra with no example yet, an import smoke of ``agentgym_budget.integrations.<extra>``. The base
 route runs the quick start's main job on a small grid. Routes run ``--jobs`` at a time; any failure
@@ -69,7 +69,7 @@ def check(route: str, work: Path, cache: Path) -> tuple[str, bool, float, str]:
     env.pop("VIRTUAL_ENV", None)
     steps = [
         [sys.executable, "-m", "venv", str(venv)],
-        [str(venv / "bin/python"), "-m", "pip", "install", "--quiet", "-e", target],
+        [str(venv / "bin/python"), "-m", "pip", "install", "--quiet", "--no-compile", "-e", target],
         *commands(route, venv / "bin"),
     ]
     log = []
