@@ -25,7 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: pip vendors the same parser
+    from pip._vendor import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED_EXTRAS = {"test", "all"}

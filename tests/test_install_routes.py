@@ -14,7 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: pip vendors the same parser
+    from pip._vendor import tomli as tomllib
 
 from agentgym_budget.install_hint import install_command
 
