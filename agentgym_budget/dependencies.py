@@ -2,15 +2,16 @@
 
 Every integration module imports its library only when a feature needs it, through :func:`require`.
 A missing library raises :class:`~agentgym_budget.errors.MissingDependencyError` saying which extra
-installs it (``pip install "agentgym-budget[trl]"``); a library that needs a newer Python says so.
+installs it with the command that fits this install (``pip install "agentgym-budget[trl]"``, or
+``pip install -e "<checkout>[trl]"`` for an editable checkout); a library that needs a newer Python says so.
 
 Example:
     >>> require("json", extra="test", feature="Parsing").__name__
     'json'
-    >>> require("surely_not_installed_lib", extra="openenv", feature="The OpenEnv server")
+    >>> require("surely_not_installed_lib", extra="openenv", feature="The OpenEnv server")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.MissingDependencyError: The OpenEnv server needs the 'surely_not_installed_lib' package, which is not installed. Install it with: pip install "agentgym-budget[openenv]"
+    agentgym_budget.errors.MissingDependencyError: The OpenEnv server needs the 'surely_not_installed_lib' package, which is not installed. Install it with: pip install ...[openenv]"
 """
 
 from __future__ import annotations

@@ -155,9 +155,11 @@ class MissingDependencyError(AgentGymBudgetError, gym_error.DependencyNotInstall
 
     @classmethod
     def for_extra(cls, package: str, extra: str, feature: str) -> MissingDependencyError:
+        from agentgym_budget.install_hint import install_command
+
         return cls(
             f"{feature} needs the '{package}' package, which is not installed. "
-            f'Install it with: pip install "agentgym-budget[{extra}]"'
+            f"Install it with: {install_command(extra)}"
         )
 
 

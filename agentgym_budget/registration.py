@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,16 @@ import gymnasium as gym
 
 from agentgym_budget.errors import UnknownEnvIdError
 
-__all__ = ["NAMESPACE", "EnvIdInfo", "env_info", "make", "register_env", "registered_ids", "resolve_id"]
+__all__ = [
+    "NAMESPACE",
+    "EnvIdInfo",
+    "env_info",
+    "make",
+    "missing_modules",
+    "register_env",
+    "registered_ids",
+    "resolve_id",
+]
 
 NAMESPACE = "agentgym_budget"
 
@@ -50,6 +60,8 @@ class EnvIdInfo:
         description: One line on what the agent does.
         splits: Split names accepted by ``split=...``.
         kwargs: Default constructor arguments registered with the id.
+        extra: The agentgym-budget extra the id needs (``None``: the base install plays it).
+        requires: Top-level modules that extra installs, checked by :func:`missing_modules`.
     """
 
     id: str
@@ -58,6 +70,8 @@ class EnvIdInfo:
     description: str
     splits: tuple[str, ...]
     kwargs: Mapping[str, Any] = field(default_factory=dict)
+    extra: str | None = None
+    requires: tuple[str, ...] = ()
 
 
 _CATALOG: dict[str, EnvIdInfo] = {}
@@ -71,10 +85,12 @@ def register_env(
     description: str,
     splits: tuple[str, ...] = ("train", "valid", "test"),
     kwargs: Mapping[str, Any] | None = None,
+    extra: str | None = None,
+    requires: tuple[str, ...] = (),
 ) -> EnvIdInfo:
     """Register ``agentgym_budget/<name>`` with Gymnasium (idempotent) and in the package catalog."""
     env_id = f"{NAMESPACE}/{name}"
-    info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}))
+    info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires)
     if env_id not in gym.registry:
         gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}))
     _CATALOG[env_id] = info
@@ -105,6 +121,17 @@ def resolve_id(env_id: str) -> str:
 def env_info(env_id: str) -> EnvIdInfo:
     """The :class:`EnvIdInfo` of ``env_id`` (see :func:`resolve_id` for accepted spellings)."""
     return _CATALOG[resolve_id(env_id)]
+
+
+def missing_modules(env_id: str) -> list[str]:
+    """The modules ``env_id`` needs that are not installed here (found without importing them).
+
+    Example:
+        >>> import agentgym_budget
+        >>> missing_modules("TextWorld-Cooking-v0")
+        []
+    """
+    return [module for module in env_info(env_id).requires if importlib.util.find_spec(module) is None]
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_budget.cli import cmd_passkt
+from agentgym_budget.cli import cmd_passkt, cmd_study, cmd_train
 from agentgym_budget.cli.main import build_parser, main
 from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS
 from agentgym_budget.runner.rollout import EnvRef
@@ -32,7 +32,8 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_passkt_defaults_are_the_main_job() -> None:
     args = build_parser().parse_args(["passkt"])
-    assert args.k == DEFAULT_KS == (1, 2, 4, 8) and args.t == DEFAULT_BUDGETS
+    assert cmd_passkt.breadths(args) == DEFAULT_KS == (1, 2, 4, 8) and args.t == DEFAULT_BUDGETS
+    assert cmd_passkt.breadths(build_parser().parse_args(["passkt", "--n", "4"])) == (1, 2, 4)  # K <= n by default
     assert (args.n, args.tasks, args.mode, args.workers, args.seed, args.show_budget) == (
         8,
         20,
@@ -98,14 +99,16 @@ def test_play_a_game_to_the_end(monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     env = ref.make({"expert_plan"})
     _, info = env.reset(seed=0, options={"task": 0, "max_turns": 10})
     env.close()
-    keys = [":actions", ":hint", ":help", *info["expert_plan"], "look"]
+    keys = [":actions", ":acton", ":hint", ":help", *info["expert_plan"], "look"]
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(keys) + "\n"))
     argv = ["play", "TextWorld-CoinCollector-v0", "--env-args", "level=3", "--task", "0", "--budget", "10", "--hints"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "task coin-l3-0" in out and "[Turns left: 10 of 10]" in out and "Admissible: " in out
     assert f"Hint: {info['expert_plan'][0]}" in out
-    assert f"*** You won in {len(info['expert_plan'])} turns. ***" in out
+    assert f"*** You won in {len(info['expert_plan'])} turns. ***" in out  # the misspelled ':acton' spent no turn
+    assert "Unknown meta-command ':acton'. Did you mean ':actions'?" in out
+    assert out.split("\n> ", 1)[0].count(info["goal"]) == 1  # the goal once at reset
 
 
 def test_play_runs_out_of_turns_and_quits(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -223,3 +226,12 @@ def test_reference_logs_with_bad_fields_are_named_by_line(
     err = capsys.readouterr().err
     assert err.startswith(f"error: {log}:2 ") and problem in err and "Traceback" not in err
     assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_train_and_study_default_env_args_belong_to_the_default_env() -> None:
+    parse = build_parser().parse_args
+    other = ["--env", "TextWorld-Cooking-v0", "--out", "x"]
+    assert cmd_train.build_config(parse(["train", "--recipe", "sft", *other])).env_kwargs == ()
+    assert cmd_train.build_config(parse(["train", "--recipe", "sft", "--out", "x"])).env_kwargs == (("level", 3),)
+    assert cmd_study.build_study(parse(["study", *other])).env_kwargs == ""
+    assert cmd_study.build_study(parse(["study", "--out", "x"])).env_kwargs == "level=3"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,7 @@ from agentgym_budget.errors import (
     MissingDependencyError,
     UnknownEnvIdError,
 )
+from agentgym_budget.install_hint import install_command
 from agentgym_budget.integrations.pool import SessionPool
 from agentgym_budget.integrations.session import EpisodeSession
 from agentgym_budget.integrations.session_config import SessionConfig, episode_fields
@@ -213,7 +215,7 @@ def test_missing_library_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "skyrl_gym", None)
     from agentgym_budget.integrations import skyrl
 
-    with pytest.raises(MissingDependencyError, match=r"agentgym-budget\[skyrl\]"):
+    with pytest.raises(MissingDependencyError, match=re.escape(install_command("skyrl"))):
         skyrl.register_skyrl_env()
     with pytest.raises(MissingDependencyError, match=r"Python >= 3\.99"):
         require("surely_missing_module", extra="trl", feature="X", min_python=(3, 99))

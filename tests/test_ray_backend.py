@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from agentgym_budget.eval.passkt.worker import close_worker_resources, play_job
 from agentgym_budget.eval.probes.plan import ProbeConfig, probe_key, run_probe
 from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.plan import recovery_key, run_recovery
+from agentgym_budget.install_hint import install_command
 from agentgym_budget.runner.pool import Emit, make_backend, run_jobs
 from agentgym_budget.runner.ray_executor import RayBackend
 from agentgym_budget.runner.rollout import EnvRef
@@ -69,7 +71,7 @@ class Interrupt:
 # ------------------------------------------------------------------ without a cluster
 def test_a_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    with pytest.raises(MissingDependencyError, match=r"'ray' package.*pip install \"agentgym-budget\[ray\]\""):
+    with pytest.raises(MissingDependencyError, match="'ray' package.*" + re.escape(install_command("ray"))):
         RayBackend().run(play_job, [1], workers=1, on_result=print, finalize=None)
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import gymnasium as gym
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from agentgym_budget import errors, text
+from agentgym_budget.install_hint import command_for, install_command
 
 
 @given(st.text(max_size=2000))
@@ -55,4 +60,22 @@ def test_did_you_mean():
 
 def test_missing_dependency_names_the_extra():
     message = str(errors.MissingDependencyError.for_extra("alfworld", "alfworld", "ALFWorld-v0"))
-    assert 'pip install "agentgym-budget[alfworld]"' in message
+    assert install_command("alfworld") in message
+
+
+def test_install_hint_fits_an_editable_checkout():
+    # The suite runs from an editable install of this checkout (the README's test command).
+    checkout = Path(__file__).resolve().parents[1]
+    assert install_command("trl") == f'pip install -e "{checkout}[trl]"'
+    assert command_for({"url": "https://example.org/a.whl", "archive_info": {}}, "trl") == (
+        'pip install "agentgym-budget[trl]"'
+    )
+    assert command_for({"url": "file:///src/agb", "dir_info": {}}, "ray") == 'pip install "/src/agb[ray]"'
+
+
+@pytest.mark.slow
+def test_python_dash_m_runs_the_cli():
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgym_budget", "list", "--agents"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.startswith("Agents (--agent NAME):")

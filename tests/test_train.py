@@ -249,8 +249,10 @@ def test_train_command_runs_and_resumes_from_its_output(tmp_path, capsys):
     argv = ["train", "--env-args", "level=2", "--recipe", "sft", "--budget", "3", "--sft-steps", "2"]
     argv += ["--train-tasks", "2", "--no-progress", "--out", str(tmp_path)]
     assert main(argv) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     assert "Training recipe sft on TextWorld-CoinCollector-v0(level=2): budget 3" in printed
+    assert "'loss'" not in printed + captured.err  # --no-progress: no per-step log dicts from the trainer
     assert f"agent hf:{tmp_path / 'final'}" in printed
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["sft"]["steps"] == 2 and "rl" not in summary

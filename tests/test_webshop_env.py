@@ -12,6 +12,7 @@ import pytest
 
 import agentgym_budget
 from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.install_hint import install_command
 from agentgym_budget.tasks.webshop.env import WebShopEnv
 from agentgym_budget.tasks.webshop.session import SEARCH_TEMPLATE, Session, parse_action
 from agentgym_budget.wrappers import StateSnapshot
@@ -238,4 +239,4 @@ def test_registration_is_light_and_missing_extras_are_explained():
         "    print(err)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    assert "'bm25s'" in out.stdout and 'pip install "agentgym-budget[webshop]"' in out.stdout
+    assert "'bm25s'" in out.stdout and install_command("webshop") in out.stdout

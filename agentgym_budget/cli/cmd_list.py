@@ -21,7 +21,8 @@ import argparse
 
 from agentgym_budget.agents import agent_kinds
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
-from agentgym_budget.registration import env_info, registered_ids
+from agentgym_budget.install_hint import install_command
+from agentgym_budget.registration import env_info, missing_modules, registered_ids
 
 __all__: list[str] = []
 
@@ -58,12 +59,19 @@ def run(args: argparse.Namespace) -> int:
     """
     _check_family(args.family)
     if not args.agents:
-        rows = [("ID", "FAMILY", "SPLITS", "DESCRIPTION")]
+        rows = [("ID", "FAMILY", "SPLITS", "USABLE", "DESCRIPTION")]
+        fixes = {}
         for env_id in registered_ids(args.family):
             info = env_info(env_id)
-            rows.append((env_id, info.family, ",".join(info.splits), info.description))
+            missing = missing_modules(env_id)
+            if missing:
+                fixes[info.extra] = missing
+            usable = f"no: needs [{info.extra}]" if missing else "yes"
+            rows.append((env_id, info.family, ",".join(info.splits), usable, info.description))
         print("Environments (--env ID):")
         print("\n".join(_table(rows)))
+        for extra, missing in fixes.items():
+            print(f"Not installed: {', '.join(missing)} (the '{extra}' extra): {install_command(extra)}")
     if not args.envs:
         if not args.agents:
             print()

@@ -74,7 +74,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="agent name, repeatable (default: noisy-expert-recover and noisy-expert-norecover); "
         "see `agentgym-budget list --agents`",
     )
-    parser.add_argument("--k", type=int_list, default=DEFAULT_KS, metavar="K,...", help="breadths K (default 1,2,4,8)")
+    parser.add_argument(
+        "--k",
+        type=int_list,
+        default=None,
+        metavar="K,...",
+        help="breadths K (default those of 1,2,4,8 that are <= --n)",
+    )
     parser.add_argument(
         "--t", type=int_list, default=DEFAULT_BUDGETS, metavar="T,...", help="turn budgets T (default 10,15,20,30,40)"
     )
@@ -89,6 +95,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def breadths(args: argparse.Namespace) -> tuple[int, ...]:
+    """``--k``, or the default breadths that ``--n`` samples allow (K <= n).
+
+    Example:
+        >>> parser = argparse.ArgumentParser(); add_arguments(parser)
+        >>> breadths(parser.parse_args([])), breadths(parser.parse_args(["--n", "4"]))
+        ((1, 2, 4, 8), (1, 2, 4))
+    """
+    return args.k or tuple(k for k in DEFAULT_KS if k <= args.n)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the grid, print it and write the outputs."""
     env_id = args.env or DEFAULT_ENV
@@ -97,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     config = PassKTConfig(
         env=EnvRef.parse(env_id, env_args, args.split),
         agents=tuple(args.agent or DEFAULT_AGENTS),
-        ks=args.k,
+        ks=breadths(args),
         budgets=args.t,
         samples=args.n,
         tasks=tasks,

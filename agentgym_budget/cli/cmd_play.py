@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from agentgym_budget.cli.common import add_env_arguments, positive_int
+from agentgym_budget.errors import did_you_mean
 from agentgym_budget.runner.rollout import EnvRef
 
 __all__: list[str] = []
@@ -38,6 +39,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hints", action="store_true", help="allow :hint (computes the solver's plan each turn)")
 
 
+_QUIT = (":quit", ":q", ":exit")
+_META = (*_QUIT, ":actions", ":a", ":hint", ":help", ":h")
+
+
+def _meta_command(command: str, info: dict, hints: bool) -> bool:
+    """Answer a ``:`` meta-command (a misspelled one with the closest); ``False`` for a game command.
+
+    Example:
+        >>> _meta_command(":acton", {}, False)
+        Unknown meta-command ':acton'. Did you mean ':actions'? :actions lists the admissible actions, :hint asks the solver (with --hints), :quit ends.
+        True
+        >>> _meta_command("go east", {}, False)
+        False
+    """
+    if command in (":actions", ":a"):
+        print("Admissible: " + " | ".join(info["admissible_actions"]))
+    elif command == ":hint":
+        hint = info.get("expert_action") if hints else None
+        print(f"Hint: {hint}" if hint else "No hint (start with --hints to enable them).")
+    elif command in (":help", ":h"):
+        print(_HELP_TEXT)
+    elif command.startswith(":"):
+        print(f"Unknown meta-command {command!r}.{did_you_mean(command, _META)} {_HELP_TEXT}")
+    else:
+        return False
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     """Play until the episode ends or the player quits."""
     ref = EnvRef.parse(args.id, args.env_args, args.split)
@@ -45,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     task = int(args.task) if args.task is not None and args.task.lstrip("-").isdigit() else args.task
     try:
         observation, info = env.reset(seed=args.seed, options=None if task is None else {"task": task})
-        print(f"{ref.label}, task {info['task_id']}. Goal: {info['goal']}")
+        goal = info["goal"]  # printed here unless the first observation already states it
+        print(f"{ref.label}, task {info['task_id']}." + ("" if goal in observation else f" Goal: {goal}"))
         print(f"Budget: {args.budget} turns. {_HELP_TEXT}\n")
         print(observation)
         while True:
@@ -55,17 +85,9 @@ def run(args: argparse.Namespace) -> int:
                 print()
                 break
             command = line.strip()
-            if command in (":quit", ":q", ":exit"):
+            if command in _QUIT:
                 break
-            if command in (":actions", ":a"):
-                print("Admissible: " + " | ".join(info["admissible_actions"]))
-                continue
-            if command == ":hint":
-                hint = info.get("expert_action") if args.hints else None
-                print(f"Hint: {hint}" if hint else "No hint (start with --hints to enable them).")
-                continue
-            if command in (":help", ":h"):
-                print(_HELP_TEXT)
+            if _meta_command(command, info, args.hints):
                 continue
             observation, _, terminated, truncated, info = env.step(line)
             print(observation)

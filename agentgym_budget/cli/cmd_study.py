@@ -18,6 +18,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from agentgym_budget.cli.cmd_train import DEFAULT_TRAIN_ENV, DEFAULT_TRAIN_ENV_ARGS, env_args_of
 from agentgym_budget.cli.common import int_list, positive_int
 
 __all__: list[str] = []
@@ -36,8 +37,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> args.rl_steps, args.stages, args.train_budget
         (10, ('sft', 'fixed'), 6)
     """
-    parser.add_argument("--env", default="TextWorld-CoinCollector-v0", metavar="ID", help="environment")
-    parser.add_argument("--env-args", default="level=3", metavar="K=V,...", help="its arguments (default level=3)")
+    parser.add_argument(
+        "--env", default=DEFAULT_TRAIN_ENV, metavar="ID", help=f"environment (default {DEFAULT_TRAIN_ENV})"
+    )
+    parser.add_argument(
+        "--env-args",
+        default=None,
+        metavar="K=V,...",
+        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS} for {DEFAULT_TRAIN_ENV}, none for other envs)",
+    )
     parser.add_argument("--train-budget", type=positive_int, default=6, help="fixed recipe's budget (default 6)")
     parser.add_argument("--budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="BudgetMix budgets")
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="grid budgets")
@@ -71,7 +79,7 @@ def build_study(args: argparse.Namespace):
 
     study = StudyConfig(
         args.env,
-        args.env_args,
+        env_args_of(args),
         train_budget=args.train_budget,
         budgets=args.budgets,
         eval_budgets=args.eval_budgets,

@@ -38,17 +38,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> parser = argparse.ArgumentParser()
         >>> add_arguments(parser)
         >>> args = parser.parse_args(["--recipe", "budgetmix", "--budgets", "4,6", "--out", "runs/bm", "--steps", "5"])
-        >>> args.env, args.env_args, args.budgets, args.steps, args.seed
+        >>> args.env, env_args_of(args), args.budgets, args.steps, args.seed
         ('TextWorld-CoinCollector-v0', 'level=3', (4, 6), 5, 0)
+        >>> env_args_of(parser.parse_args(["--recipe", "sft", "--out", "x", "--env", "TextWorld-Cooking-v0"]))
+        ''
     """
     parser.add_argument(
         "--env", default=DEFAULT_TRAIN_ENV, metavar="ID", help=f"environment (default {DEFAULT_TRAIN_ENV})"
     )
     parser.add_argument(
         "--env-args",
-        default=DEFAULT_TRAIN_ENV_ARGS,
+        default=None,
         metavar="K=V,...",
-        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS})",
+        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS} for {DEFAULT_TRAIN_ENV}, none for other envs)",
     )
     parser.add_argument("--recipe", required=True, help="sft, fixed or budgetmix")
     parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
@@ -73,6 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-plots", action="store_true", help="no training.png")
 
 
+def env_args_of(args: argparse.Namespace) -> str:
+    """``--env-args``, or the default env's default arguments when ``--env`` is left at its default."""
+    if args.env_args is not None:
+        return args.env_args
+    return DEFAULT_TRAIN_ENV_ARGS if args.env == DEFAULT_TRAIN_ENV else ""
+
+
 def build_config(args: argparse.Namespace):
     """The :class:`~agentgym_budget.train.recipe.TrainConfig` of parsed arguments.
 
@@ -86,7 +95,7 @@ def build_config(args: argparse.Namespace):
 
     from agentgym_budget.train.recipe import TrainConfig
 
-    base = TrainConfig(args.env, args.env_args, recipe=args.recipe, budget=args.budget, budgets=args.budgets)
+    base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)
     sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
     return replace(
         base,

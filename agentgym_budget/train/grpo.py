@@ -38,6 +38,7 @@ from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import dataset_rows, grpo_trainer
 from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
+from agentgym_budget.train.quiet import quiet_trainer
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
 __all__ = ["GRPOSettings", "largest_budget", "run_grpo"]
@@ -198,6 +199,8 @@ def run_grpo(
         callbacks=[metrics_callback(metrics, "rl"), *callbacks],
     )
     recorder.trainer = trainer
+    if not progress:
+        quiet_trainer(trainer)
     checkpoint = last_checkpoint(out / "checkpoints") if resume else None
     if checkpoint is not None:
         step = checkpoint_step(checkpoint)

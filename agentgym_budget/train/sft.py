@@ -26,6 +26,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError
 from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
+from agentgym_budget.train.quiet import quiet_trainer
 
 __all__ = ["SFTSettings", "checkpoint_step", "last_checkpoint", "run_sft"]
 
@@ -114,6 +115,8 @@ def run_sft(
         )
     except ValueError as err:
         raise DataError(f"SFT cannot train on this model's chat template: {err}") from err
+    if not progress:
+        quiet_trainer(trainer)
     checkpoint = last_checkpoint(out / "checkpoints") if resume else None
     if checkpoint is not None:
         JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint))

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_budget.eval.figures import figure_legend, new_figure, save_figure, series_style, shifted
+from agentgym_budget.eval.passkt.caption import summary_caption
 from agentgym_budget.eval.passkt.summary import AgentGrid, Difference, Summary
 from agentgym_budget.runner.outputs import OutputSet
 
@@ -211,5 +212,6 @@ def write_plots(summary: Summary, outputs: OutputSet, formats: Sequence[str] = (
         figures["difference"] = difference_figure(differences)
     paths = []
     for stem, figure in figures.items():
+        figure.text(0.5, 0.002, summary_caption(summary), ha="center", va="bottom", fontsize=8)
         paths += save_figure(figure, [outputs.path(f"{stem}.{fmt}") for fmt in formats])
     return paths

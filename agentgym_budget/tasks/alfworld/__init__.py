@@ -41,6 +41,7 @@ SPLITS = ("train", "valid_seen", "valid_unseen")
 """The splits of every ALFWorld id."""
 
 _ENTRY_POINT = "agentgym_budget.tasks.alfworld.env:ALFWorldEnv"
+_NEEDS = {"extra": "alfworld", "requires": ("alfworld", "fast_downward")}
 
 
 def register() -> None:
@@ -51,6 +52,7 @@ def register() -> None:
         family="alfworld",
         description="ALFWorld household tasks (all six ALFRED task types) on the real text engine.",
         splits=SPLITS,
+        **_NEEDS,
     )
     for task_type in TASK_TYPES.values():
         register_env(
@@ -60,6 +62,7 @@ def register() -> None:
             description=task_type.description,
             splits=SPLITS,
             kwargs={"task_types": task_type.name},
+            **_NEEDS,
         )
 
 

@@ -35,6 +35,8 @@ _ENV_MODULE = "agentgym_budget.tasks.webshop.env"
 SIZED_IDS: dict[str, int] = {"WebShop-1k-v0": 1_000, "WebShop-10k-v0": 10_000, "WebShop-100k-v0": 100_000}
 """Sized ids of the generated catalog and their number of products."""
 
+_NEEDS = {"extra": "webshop", "requires": ("bm25s", "Stemmer", "rapidfuzz")}
+
 
 def register() -> None:
     """Register the WebShop ids with Gymnasium."""
@@ -44,6 +46,7 @@ def register() -> None:
         family="webshop",
         description="Search, open, customise and buy the instructed product in a generated 10k-product shop.",
         kwargs={"num_products": 10_000},
+        **_NEEDS,
     )
     for name, size in SIZED_IDS.items():
         register_env(
@@ -52,12 +55,14 @@ def register() -> None:
             family="webshop",
             description=f"WebShop on a generated catalog of {size:,} products.",
             kwargs={"num_products": size},
+            **_NEEDS,
         )
     register_env(
         "WebShop-Data-v0",
         f"{_ENV_MODULE}:WebShopDataEnv",
         family="webshop",
         description="WebShop on the real WebShop product and instruction files (pass data_dir).",
+        **_NEEDS,
     )
 
 

@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -48,7 +49,7 @@ from gymnasium.utils import EzPickle
 
 from agentgym_budget.cache import cache_key
 from agentgym_budget.env import TextEnv, Turn
-from agentgym_budget.errors import DataError, InvalidOptionError
+from agentgym_budget.errors import DataError, InvalidOptionError, MissingDependencyError
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal
 from agentgym_budget.tasks.webshop.expert import expert_plan
@@ -293,6 +294,16 @@ class WebShopEnv(WebShopEnvBase):
         )
 
 
+_EXTRA_PACKAGES = {"bm25s": "bm25s", "Stemmer": "PyStemmer", "rapidfuzz": "rapidfuzz"}
+
+
+def _require_webshop_extra(feature: str) -> None:
+    """Raise :class:`MissingDependencyError` naming the ``webshop`` extra if one of its packages is missing."""
+    for module, package in _EXTRA_PACKAGES.items():
+        if importlib.util.find_spec(module) is None:
+            raise MissingDependencyError.for_extra(package, "webshop", feature)
+
+
 class WebShopDataEnv(WebShopEnvBase):
     """``WebShop-Data-v0``: the real WebShop product and instruction files (:mod:`.data`).
 
@@ -340,6 +351,7 @@ class WebShopDataEnv(WebShopEnvBase):
         )
         from agentgym_budget.tasks.webshop.data import data_fingerprint, load_webshop_data
 
+        _require_webshop_extra("WebShop-Data-v0")  # before any argument check: a missing extra is named first
         if data_dir is None:
             raise DataError(
                 "WebShop-Data-v0 needs data_dir=: the folder holding WebShop's items_shuffle*.json, "
