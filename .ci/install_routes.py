@@ -5,7 +5,8 @@ a static test cover) plus ``base``. For each route: a new venv, ``pip install -e
 (pip's cache and ``find-links`` wheels are reused; ``--no-compile``: only what a route imports gets bytecode), then every ``examples/*.py`` whose first line is
 ``# route: EXTRA`` (the README includes them verbatim: tests/test_install_routes.py), or, for an
 extra with no example yet, an import smoke of ``agentgym_budget.integrations.<extra>``. The base
-route runs the quick start's main job on a small grid. Routes run ``--jobs`` at a time; any failure
+route runs the quick start's main job on a small grid. A route whose library cannot share CI's venv
+(``verl``) also runs its own tests against the real library there (``ROUTE_TESTS``). Routes run ``--jobs`` at a time; any failure
 (including a pip that cannot reach its index) fails the run with the log's tail.
 
 Usage: ``python .ci/install_routes.py [--jobs 2] [--only base,webshop] [--keep DIR]``
@@ -33,6 +34,13 @@ except ModuleNotFoundError:  # Python 3.10: pip vendors the same parser
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED_EXTRAS = {"test", "all"}
 BASE_JOB = ["agentgym-budget", "passkt", "--tasks", "2", "--n", "2", "--k", "1,2", "--t", "10,40", "--no-plots"]
+ROUTE_TESTS = {
+    "verl": (
+        ["tests/test_integration_verl.py", "agentgym_budget/integrations/verl.py"]
+        + ["agentgym_budget/integrations/verl_data.py", "agentgym_budget/cli/cmd_export_dataset.py"]
+    ),
+}
+TEST_PACKAGES = ["pytest>=8", "hypothesis>=6", "pytest-timeout>=2"]
 ROUTE_MARKER = re.compile(r"^# route: ([\w-]+)\s*$")
 
 
@@ -58,6 +66,11 @@ def commands(route: str, bin_dir: Path) -> list[list[str]]:
     if route == "base":
         return [[str(bin_dir / BASE_JOB[0]), *BASE_JOB[1:]], [python, "-m", "agentgym_budget", "list", "--envs"]]
     runs = [[python, str(path)] for path in examples(route)]
+    if route in ROUTE_TESTS:
+        runs += [
+            [python, "-m", "pip", "install", "--quiet", "--no-compile", *TEST_PACKAGES],
+            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT), *ROUTE_TESTS[route]],
+        ]
     return runs or [[python, "-c", f"import agentgym_budget.integrations.{route}"]]
 
 
@@ -68,7 +81,7 @@ def check(route: str, work: Path, cache: Path) -> tuple[str, bool, float, str]:
     run_dir = work / f"run-{route}"
     run_dir.mkdir(parents=True, exist_ok=True)
     target = str(ROOT) if route == "base" else f"{ROOT}[{route}]"
-    env = {**os.environ, "AGENTGYM_BUDGET_CACHE": str(cache), "PYTHONPATH": ""}
+    env = {**os.environ, "AGENTGYM_BUDGET_CACHE": str(cache), "PYTHONPATH": "", "AGENTGYM_REQUIRE_VERL": "1"}
     env.pop("VIRTUAL_ENV", None)
     steps = [
         [sys.executable, "-m", "venv", str(venv)],
@@ -78,7 +91,8 @@ def check(route: str, work: Path, cache: Path) -> tuple[str, bool, float, str]:
     log = []
     for step in steps:
         log.append("$ " + " ".join(step))
-        done = subprocess.run(step, cwd=run_dir, env=env, capture_output=True, text=True)
+        cwd = ROOT if "pytest" in step[1:3] else run_dir  # a route's own tests run from the checkout
+        done = subprocess.run(step, cwd=cwd, env=env, capture_output=True, text=True)
         log.append(done.stdout + done.stderr)
         if done.returncode != 0:
             log.append(f"exit status {done.returncode}")
