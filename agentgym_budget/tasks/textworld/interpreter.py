@@ -37,6 +37,8 @@ from typing import Any
 import jericho
 import numpy as np
 
+from agentgym_budget.tasks.textworld.zstate import StoryLayout, check_zstate
+
 __all__ = ["InterpreterLease", "SharedInterpreter"]
 
 
@@ -49,6 +51,7 @@ class SharedInterpreter:
         self.lock = threading.RLock()
         self.holder: InterpreterLease | None = None
         self.users = 0
+        self.layout = StoryLayout.of(self.story_file, stack_bytes=frotz.frotz_lib.getStackSize())
 
 
 def _writable(state: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -130,8 +133,13 @@ class InterpreterLease:
             return shared.frotz.get_state()
 
     def set_state(self, state: tuple[Any, ...]) -> None:
-        """Put this lease in ``state`` (read-only buffers are accepted)."""
+        """Put this lease in ``state`` (read-only buffers are accepted).
+
+        Raises:
+            SnapshotMismatchError: ``state`` does not fit the story (:func:`.zstate.check_zstate`).
+        """
         shared = self._frotz_shared()
+        check_zstate(tuple(state), shared.layout)
         state = _writable(state)
         with shared.lock:
             self._hold(shared)
