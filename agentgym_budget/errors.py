@@ -28,6 +28,7 @@ __all__ = [
     "DataError",
     "EpisodeOverError",
     "GenerationError",
+    "InterpreterHaltedError",
     "InvalidActionError",
     "InvalidBudgetError",
     "InvalidInfoKeyError",
@@ -144,6 +145,10 @@ class InvalidInfoKeyError(AgentGymBudgetError, ValueError):
 
 class InvalidOptionError(AgentGymBudgetError, ValueError):
     """A ``reset`` option or constructor argument that is not understood."""
+
+
+class InterpreterHaltedError(AgentGymBudgetError, RuntimeError):
+    """A game's interpreter halted (a runtime error in the story, or a call past its time limit); reset to go on."""
 
 
 class WrapperOrderError(AgentGymBudgetError, ValueError):

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -21,9 +23,32 @@ import numpy as np
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import SnapshotMismatchError
 from agentgym_budget.state import EnvState
+from agentgym_budget.tasks.textworld import games
 from agentgym_budget.wrappers import StateSnapshot
 
-__all__ = ["ZSTATE_EDITS", "forge", "main"]
+__all__ = ["ZSTATE_EDITS", "forge", "hostile_story", "main"]
+
+_STORY_PATCHES = {
+    "loop": bytes([0x8C, 0xFF, 0xFF]),  # jump -1: the instruction jumps to itself
+    "illegal": bytes([0x00, 0x01, 0x01]),  # 2OP opcode 0: illegal
+}
+
+
+def hostile_story(kind: str, folder: Path) -> Path:
+    """A generated TextWorld game whose first instruction is replaced (``kind``: ``loop`` or ``illegal``).
+
+    The story's checksum is recomputed, so the file passes every check of a sound story file.
+    """
+    source = Path(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+    data = bytearray(source.read_bytes())
+    start = int.from_bytes(data[6:8], "big")
+    data[start : start + 3] = _STORY_PATCHES[kind]
+    length = int.from_bytes(data[0x1A:0x1C], "big") * 8
+    data[0x1C:0x1E] = (sum(data[0x40:length]) % 65536).to_bytes(2, "big")
+    target = folder / f"{kind}.z8"
+    target.write_bytes(bytes(data))
+    shutil.copyfile(source.with_suffix(".json"), target.with_suffix(".json"))
+    return target
 
 
 def _registers(index: int, value: int) -> Callable[[Any], dict[str, Any]]:

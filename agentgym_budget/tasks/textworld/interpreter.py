@@ -37,6 +37,7 @@ from typing import Any
 import jericho
 import numpy as np
 
+from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv
 from agentgym_budget.tasks.textworld.zstate import StoryLayout, check_zstate
 
 __all__ = ["InterpreterLease", "SharedInterpreter"]
@@ -78,8 +79,12 @@ class InterpreterLease:
 
     @classmethod
     def start(cls, story_file: str, seed: int | None = None) -> InterpreterLease:
-        """A lease on a new interpreter running ``story_file``."""
-        return cls(SharedInterpreter(jericho.FrotzEnv(story_file, seed)))
+        """A lease on a new interpreter running ``story_file`` (time-limited: :mod:`.watchdog`).
+
+        Raises:
+            InterpreterHaltedError: The story halted or looped while starting.
+        """
+        return cls(SharedInterpreter(GuardedFrotzEnv(story_file, seed)))
 
     @property
     def story_file(self) -> str:
