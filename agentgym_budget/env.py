@@ -16,7 +16,8 @@ Spaces
     (wrappers consume their own options, e.g. ``max_turns`` for ``TurnBudget``).
 
 ``step(action)``
-    ``action`` must be a ``str`` (else :class:`~agentgym_budget.errors.InvalidActionError`).
+    ``action`` must be a ``str`` of at most :data:`~agentgym_budget.text.ACTION_STEP_LIMIT` characters
+    (else :class:`~agentgym_budget.errors.InvalidActionError`, and no turn is spent).
     It is sanitised for the engine by the family; any string is one normal turn with
     the game's feedback. ``terminated`` is ``True`` once the task is won or lost;
     ``truncated`` is always ``False`` here (budgets are wrappers). Stepping before
@@ -279,6 +280,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if not isinstance(action, str):
             raise InvalidActionError.for_action(action)
+        if len(action) > text.ACTION_STEP_LIMIT:
+            raise InvalidActionError.for_length(action, text.ACTION_STEP_LIMIT)
         if self._task_id is None or self._last_turn is None:
             raise EpisodeOverError(f"{self.name}: call reset() before step().")
         if self._episode_over:
