@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import warnings
 from typing import Any
@@ -89,12 +90,15 @@ def run(family: str, cases: int) -> dict[str, Any]:
     decoded = EnvState.from_bytes(genuine)
     paths = leaves(decoded)
     counts = {"refused": 0, "accepted": 0}
+    trace = bool(os.environ.get("SNAPSHOT_FUZZ_TRACE"))  # print each case before it runs (to find a crash)
 
     @settings(
         max_examples=cases, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
     )
     @given(st.sampled_from(paths), _NEW)
     def case(path: tuple[Any, ...], new: Any) -> None:
+        if trace:
+            print(f"case {path} = {new!r:.100}", file=sys.stderr, flush=True)
         try:
             forged = replace_leaf(decoded, path, new).to_bytes()
         except (AgentGymBudgetError, TypeError, ValueError):
