@@ -38,7 +38,7 @@ import numpy as np
 
 from agentgym_budget.errors import DataError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "check_depth", "loads_bounded", "read_json_file"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "check_depth", "loads_bounded", "read_json_file", "resolve_user_path"]
 
 MAX_BYTES = 256 * 2**20
 """Default size cap of a JSON file (256 MiB); loaders of bigger data (WebShop's catalogue) raise it."""
@@ -77,6 +77,22 @@ def loads_bounded(data: bytes | str, *, what: str, max_depth: int = MAX_DEPTH) -
         raise DataError(f"{what}: is not UTF-8 text ({err}).") from err
     except ValueError as err:
         raise DataError(f"{what}: {err}.") from err
+
+
+def resolve_user_path(path: str | os.PathLike[str], *, what: str) -> Path:
+    """``path`` made absolute with ``~`` and symlinks resolved; a symlink loop is a :class:`DataError`.
+
+    Example:
+        >>> resolve_user_path("/", what="a data folder")
+        PosixPath('/')
+    """
+    try:
+        return Path(path).expanduser().resolve()
+    except RuntimeError as err:  # Python 3.11-3.12 report a symlink loop so
+        raise DataError(f"{what}: {path} is a symlink loop; expected a file or folder.") from err
+    except OSError as err:
+        reason = "a symlink loop" if err.errno == errno.ELOOP else err.strerror or type(err).__name__
+        raise DataError(f"{what}: cannot resolve {path} ({reason}).") from err
 
 
 def _read_regular(path: Path, what: str, max_bytes: int) -> bytes:

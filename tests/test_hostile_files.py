@@ -107,3 +107,21 @@ def test_chat_format_file_deep(tmp_path):
     (tmp_path / FORMAT_FILE).write_text(DEEP)
     with pytest.raises(DataError, match="levels deep"):
         ChatFormat.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "argument"),
+    [
+        ("agentgym_budget/WebShop-Data-v0", "data_dir"),
+        ("agentgym_budget/ALFWorld-v0", "data_dir"),
+        ("agentgym_budget/TextWorld-File-v0", "path"),
+    ],
+)
+def test_a_symlink_loop_as_data_dir_or_game_path_is_a_data_error(hostile, env_id, argument):
+    import gymnasium as gym
+
+    import agentgym_budget  # noqa: F401  (registers the ids)
+
+    with pytest.raises(DataError, match="symlink loop"):
+        env = gym.make(env_id, **{argument: str(hostile / "loop_a.json")})
+        env.reset(seed=0)

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError
-from agentgym_budget.safe_json import read_json_file
+from agentgym_budget.safe_json import read_json_file, resolve_user_path
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
 __all__ = [
@@ -84,7 +84,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
     """``data_dir``, else :data:`DATA_ENV_VAR` if set, else ``None`` (generated games)."""
     if data_dir is None:
         data_dir = os.environ.get(DATA_ENV_VAR) or None
-    return None if data_dir is None else Path(data_dir).expanduser().resolve()
+    return None if data_dir is None else resolve_user_path(data_dir, what="ALFWorld data")
 
 
 def data_root(data_dir: Path, split: str) -> Path:

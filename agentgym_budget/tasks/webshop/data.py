@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.safe_json import read_json_file
+from agentgym_budget.safe_json import read_json_file, resolve_user_path
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, ProductDetails, Review, format_price
 from agentgym_budget.tasks.webshop.export import example_data_dir, export_webshop_data
 from agentgym_budget.tasks.webshop.instructions import price_upper_for
@@ -361,7 +361,7 @@ def load_webshop_data(root: Path | str, *, goals: str = "human", num_products: i
         DataError: A file is missing or malformed; the message names the file and the problem.
         InvalidOptionError: ``goals`` or ``num_products`` is invalid.
     """
-    root = Path(root).expanduser().resolve()
+    root = resolve_user_path(root, what="WebShop data")
     fingerprint = data_fingerprint(root, goals, num_products)
     files = find_data_files(root, goals)
     raw_products = _read_json(files["products"], list)
