@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -49,3 +54,20 @@ def test_genuine_games_play_on_after_a_stopped_call(tmp_path):
     assert "halted" not in observation
     assert "halted" not in env.step("look")[0]
     env.close()
+
+
+@pytest.mark.slow
+def test_fuzzed_stories_play_or_raise_typed_errors(tmp_path):
+    """Mutated stories with fixed checksums (``python -m tests.story_fuzz 1000 FOLDER`` for the long run)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.story_fuzz", "40", str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert result.returncode == 0, f"child exited with {result.returncode}: {result.stderr[-3000:]}"
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    assert counts["played"] + counts["halted"] + counts["refused"] == 40
+    assert counts["halted"] > 0  # the mutations reached code the interpreter runs
