@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("openenv")
 from starlette.testclient import TestClient
@@ -70,3 +72,28 @@ def test_an_idle_session_is_closed(client):
 def test_limits_must_be_positive():
     with pytest.raises(ValueError, match="max_sessions"):
         ServerLimits(None, max_sessions=0)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+_FRAMES = _JSON | st.fixed_dictionaries(
+    {"type": st.sampled_from(["reset", "step", "state", "close", "x"]), "data": _JSON}
+)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(frames=st.lists(_FRAMES, min_size=1, max_size=4), body=_FRAMES, route=st.sampled_from(["/reset", "/step"]))
+def test_fuzzed_requests_never_get_500_or_lose_the_session(client, frames, body, route):
+    assert client.post(route, json=body).status_code < 500
+    with client.websocket_connect("/ws") as ws:
+        for frame in frames:
+            if isinstance(frame, dict) and frame.get("type") == "close":
+                continue
+            ws.send_text(json.dumps(frame))
+            reply = json.loads(ws.receive_text())
+            assert reply["type"] in {"error", "observation", "state"}, reply
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 0}}))
+        assert json.loads(ws.receive_text())["type"] == "observation"
