@@ -79,3 +79,14 @@ def test_object_relations_must_name_objects(lease):
     with pytest.raises(SnapshotMismatchError, match="parent, sibling or child is object 65535"):
         check_zstate((ram, *state[1:]), layout)
     assert layout.objects > 10
+
+
+def test_a_looping_child_list_is_refused(lease):
+    state = lease.get_state()
+    layout: StoryLayout = lease._frotz_shared().layout
+    ram = np.array(state[0])
+    offsets = layout.relation_offsets  # 6 bytes per object: parent, sibling, child (big-endian words)
+    ram[offsets[4:6]] = (0, 2)  # object 1's first child: object 2
+    ram[offsets[6 + 2 : 6 + 4]] = (0, 2)  # object 2's next sibling: object 2 itself
+    with pytest.raises(SnapshotMismatchError, match="appears twice in the object tree's child lists"):
+        check_zstate((ram, *state[1:]), layout)

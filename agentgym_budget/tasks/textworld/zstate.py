@@ -14,7 +14,8 @@ such a state with :class:`~agentgym_budget.errors.SnapshotMismatchError`:
 * the narrative text fits jericho's buffer (at most 8,191 bytes); the opcode is a byte; the random generator's fields fit the C types jericho passes them as;
 * the header words the game cannot change (version, memory map, table addresses, length and
   checksum) equal the story's; every object's property-table address and every property's
-  size byte equal the story's, and every parent, sibling and child number names an object.
+  size byte equal the story's, every parent, sibling and child number names an object, and no
+  object's child list loops (frotz walks them inside one instruction, where no watchdog reaches).
 
 Example:
     >>> import warnings
@@ -206,6 +207,26 @@ def _check_memory(ram: np.ndarray, layout: StoryLayout) -> None:
             )
 
 
+def _check_tree(ram: np.ndarray, layout: StoryLayout) -> None:
+    """Every object sits in at most one parent's child list, and no child list loops.
+
+    Frotz walks these lists inside single instructions (``remove_obj``, ``insert_obj``), where the
+    watchdog cannot stop it: a looping list would hang the process.
+    """
+    numbers = ram[layout.relation_offsets].astype(np.int64)
+    if layout.relation_width == 2:
+        numbers = numbers[0::2] * 256 + numbers[1::2]
+    relations = numbers.reshape(-1, 3).tolist()  # parent, sibling, child of objects 1..n
+    listed = bytearray(layout.objects + 1)
+    for holder in range(1, layout.objects + 1):
+        member = relations[holder - 1][2]
+        while member:
+            if listed[member]:
+                raise _invalid(f"object {member} appears twice in the object tree's child lists (a loop)")
+            listed[member] = 1
+            member = relations[member - 1][1]
+
+
 def check_zstate(state: Any, layout: StoryLayout) -> None:
     """Raise :class:`SnapshotMismatchError` unless ``state`` (``FrotzEnv.get_state``'s tuple) fits ``layout``."""
     if not isinstance(state, tuple | list) or len(state) != 9:
@@ -232,3 +253,5 @@ def check_zstate(state: Any, layout: StoryLayout) -> None:
         raise _invalid(f"the narrative is {shown} (expected bytes, at most {_NARRATIVE_BYTES})")
     _check_frames(stack, fp, frames, layout)
     _check_memory(ram, layout)
+    if layout.relation_offsets.size:
+        _check_tree(ram, layout)
