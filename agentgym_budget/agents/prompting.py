@@ -87,7 +87,10 @@ class PromptTemplate:
             DataError: The file is missing, not JSON, or has unknown keys.
         """
         path = Path(path).expanduser()
-        data = read_json_file(path, what="prompt template")
+        try:
+            data = read_json_file(path, what="prompt template")
+        except DataError as err:
+            raise DataError(f"Cannot read the prompt template {path}: {err}") from err
         known = {f.name for f in fields(cls)}
         if not isinstance(data, dict) or set(data) - known or not all(isinstance(v, str) for v in data.values()):
             raise DataError(
