@@ -35,10 +35,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SKIPPED_EXTRAS = {"test", "all"}
 BASE_JOB = ["agentgym-budget", "passkt", "--tasks", "2", "--n", "2", "--k", "1,2", "--t", "10,40", "--no-plots"]
 ROUTE_TESTS = {
-    "verl": (
-        ["tests/test_integration_verl.py", "agentgym_budget/integrations/verl.py"]
-        + ["agentgym_budget/integrations/verl_data.py", "agentgym_budget/cli/cmd_export_dataset.py"]
-    ),
+    "verl": [
+        "tests/test_integration_verl.py",
+        "agentgym_budget/integrations/verl.py",
+        "agentgym_budget/integrations/verl_data.py",
+        "agentgym_budget/cli/cmd_export_dataset.py",
+    ],
 }
 TEST_PACKAGES = ["pytest>=8", "hypothesis>=6", "pytest-timeout>=2"]
 ROUTE_MARKER = re.compile(r"^# route: ([\w-]+)\s*$")

@@ -16,7 +16,8 @@ Spaces
     (wrappers consume their own options, e.g. ``max_turns`` for ``TurnBudget``).
 
 ``step(action)``
-    ``action`` must be a ``str`` (else :class:`~agentgym_budget.errors.InvalidActionError`).
+    ``action`` must be a ``str`` of at most :data:`~agentgym_budget.text.ACTION_STEP_LIMIT` characters
+    (else :class:`~agentgym_budget.errors.InvalidActionError`, and no turn is spent).
     It is sanitised for the engine by the family; any string is one normal turn with
     the game's feedback. ``terminated`` is ``True`` once the task is won or lost;
     ``truncated`` is always ``False`` here (budgets are wrappers). Stepping before
@@ -62,6 +63,7 @@ import abc
 import copy
 import dataclasses
 import functools
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -279,6 +281,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if not isinstance(action, str):
             raise InvalidActionError.for_action(action)
+        if len(action) > text.ACTION_STEP_LIMIT:
+            raise InvalidActionError.for_length(action, text.ACTION_STEP_LIMIT)
         if self._task_id is None or self._last_turn is None:
             raise EpisodeOverError(f"{self.name}: call reset() before step().")
         if self._episode_over:
@@ -425,6 +429,10 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         return self._task_positions
 
     def _select_task(self, options: Mapping[str, Any] | None) -> str:
+        if options is not None and not isinstance(options, Mapping):
+            raise InvalidOptionError(
+                f"{self.name}: reset options must be a dict such as {{'task': 0}}, got {type(options).__name__}."
+            )
         options = dict(options or {})
         task = options.pop("task", None)
         if options:
@@ -435,10 +443,15 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         tasks = self.task_ids
         if task is None:
             return tasks[int(self.np_random.integers(len(tasks)))]
-        if isinstance(task, int) and not isinstance(task, bool):
+        if isinstance(task, numbers.Integral) and not isinstance(task, bool):
             if not -len(tasks) <= task < len(tasks):
                 raise UnknownTaskError(f"{self.name}: task index {task} is out of range for {len(tasks)} tasks.")
-            return tasks[task]
+            return tasks[int(task)]
+        if not isinstance(task, str):
+            raise InvalidOptionError(
+                f"{self.name}: the 'task' option is a {type(task).__name__} ({task!r:.60}); expected a task id "
+                f"(str, one of env.unwrapped.task_ids) or an index (int, -{len(tasks)} to {len(tasks) - 1})."
+            )
         if task not in self._task_index():
             raise UnknownTaskError.for_task(task, tasks, f"{self.name} (split {self.split!r})")
         return task

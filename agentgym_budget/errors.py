@@ -28,6 +28,7 @@ __all__ = [
     "DataError",
     "EpisodeOverError",
     "GenerationError",
+    "InterpreterHaltedError",
     "InvalidActionError",
     "InvalidBudgetError",
     "InvalidInfoKeyError",
@@ -116,13 +117,20 @@ class InvalidBudgetError(AgentGymBudgetError, ValueError):
 
 
 class InvalidActionError(AgentGymBudgetError, gym_error.InvalidAction, TypeError):
-    """An action that is not a string."""
+    """An action that is not a string, or a string longer than ``step`` accepts."""
 
     @classmethod
     def for_action(cls, action: object) -> InvalidActionError:
         return cls(
             f"Actions must be str, got {type(action).__name__}: {action!r:.80}. "
             "Pass the command text, e.g. env.step('open fridge')."
+        )
+
+    @classmethod
+    def for_length(cls, action: str, limit: int) -> InvalidActionError:
+        return cls(
+            f"Action of {len(action):,} characters ({action[:40]!r}...): actions may hold at most {limit:,} "
+            "characters; no turn was spent."
         )
 
 
@@ -144,6 +152,10 @@ class InvalidInfoKeyError(AgentGymBudgetError, ValueError):
 
 class InvalidOptionError(AgentGymBudgetError, ValueError):
     """A ``reset`` option or constructor argument that is not understood."""
+
+
+class InterpreterHaltedError(AgentGymBudgetError, RuntimeError):
+    """A game's interpreter halted (a runtime error in the story, or a call past its time limit); reset to go on."""
 
 
 class WrapperOrderError(AgentGymBudgetError, ValueError):

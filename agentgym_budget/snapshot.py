@@ -45,7 +45,7 @@ from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils import RecordConstructorArgs
 
 from agentgym_budget.env import TextEnv
-from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
+from agentgym_budget.errors import AgentGymBudgetError, SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.state import EnvState
 
 __all__ = ["COPIED_WRAPPERS", "clone", "fingerprint", "get_state", "layers", "set_state", "supports_native_state"]
@@ -146,10 +146,25 @@ def get_state(env: gym.Env) -> EnvState:
 def set_state(env: gym.Env, state: EnvState) -> None:
     """Restore ``state`` (from :func:`get_state`) into ``env`` and every layer below it.
 
+    A snapshot read from bytes may have been edited (its digest is unkeyed): one whose fields do not
+    have the shapes a genuine snapshot has raises :class:`SnapshotMismatchError` too, and the env
+    is then left for ``reset()`` or the restore of a sound snapshot.
+
     Raises:
         SnapshotMismatchError: ``state`` is not a native :class:`EnvState`, was taken on a stack
-            with other layers, or on a base env that cannot hold its task.
+            with other layers, or on a base env that cannot hold its task, or is malformed.
     """
+    try:
+        _set_state(env, state)
+    except AgentGymBudgetError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, RecursionError) as err:
+        raise SnapshotMismatchError(
+            f"Malformed snapshot: {type(err).__name__}: {err!s:.200}. Restore a sound snapshot or reset the env."
+        ) from err
+
+
+def _set_state(env: gym.Env, state: EnvState) -> None:
     if not isinstance(state, EnvState) or not state.is_native:
         raise SnapshotMismatchError(
             f"Expected a native EnvState from get_state(), got {type(state).__name__}"

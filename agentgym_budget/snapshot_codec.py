@@ -12,7 +12,7 @@ Layout (integers little-endian)::
     0       8     magic b"AGBSNAP\\0"
     8       4     format version (uint32, FORMAT_VERSION)
     12      4     header length H (uint32)
-    16      16    BLAKE2b-128 digest of the header and the buffers
+    16      16    BLAKE2b-128 digest of the header and the buffers (unkeyed: see below)
     32      H     header: a UTF-8 JSON object {"versions": {...}, "buffers": [...], "body": value}
     ...           zero padding to a multiple of 8, then the buffers, each at a multiple of 8
 
@@ -40,6 +40,10 @@ dtype is in a fixed list, and builds dataclasses named in the closed table :data
 from keyword arguments, so a snapshot file or message cannot run code; the JSON header stays
 readable for debugging; the numeric buffers (a z-machine's memory) are stored raw, aligned,
 and decoded without a copy.
+
+The digest catches truncation and corruption in transit, not deliberate edits (anyone can recompute
+it); for snapshots crossing a trust boundary, set a key and every snapshot is sealed with an HMAC
+(:mod:`~agentgym_budget.snapshot_keys`).
 
 Example:
     >>> from collections import deque
@@ -69,6 +73,7 @@ import numpy as np
 
 from agentgym_budget._version import __version__
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
+from agentgym_budget.snapshot_keys import seal, unseal
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "RECORDS", "JsonData", "decode", "encode", "installed_versions"]
 
@@ -239,7 +244,7 @@ def encode(value: Any) -> bytes:
         position = start + data.nbytes
     payload = b"".join(parts)
     digest = hashlib.blake2b(payload, digest_size=16).digest()
-    return _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header), digest) + payload
+    return seal(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(header), digest) + payload)
 
 
 # ---------------------------------------------------------------------------------------------- decoding
@@ -355,8 +360,10 @@ def decode(data: bytes | bytearray | memoryview) -> Any:
 
     Raises:
         SnapshotMismatchError: ``data`` is not a snapshot, is corrupted or truncated, or was written by
-            another format or library version.
+            another format or library version, or its seal does not match the snapshot key
+            (:mod:`~agentgym_budget.snapshot_keys`).
     """
+    data = unseal(data)
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
     if len(view) < _PREFIX.size or bytes(view[:8]) != MAGIC:
         raise SnapshotMismatchError(
@@ -383,5 +390,7 @@ def decode(data: bytes | bytearray | memoryview) -> Any:
         return _Decoder(buffers).value(header["body"])
     except SnapshotMismatchError:
         raise
+    except RecursionError as err:
+        raise SnapshotMismatchError("Corrupt snapshot: its header nests deeper than Python can read.") from err
     except (ValueError, KeyError, TypeError, IndexError) as err:
         raise SnapshotMismatchError(f"Corrupt snapshot: {type(err).__name__}: {err}.") from err

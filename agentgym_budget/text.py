@@ -33,6 +33,7 @@ from agentgym_budget.text_space import TextSpace
 
 __all__ = [
     "ACTION_MAX_LENGTH",
+    "ACTION_STEP_LIMIT",
     "CHARSET",
     "OBSERVATION_MAX_LENGTH",
     "TRUNCATION_MARK",
@@ -52,6 +53,11 @@ OBSERVATION_MAX_LENGTH = 16_384
 ACTION_MAX_LENGTH = 512
 """Maximum length of actions in the action space. Longer strings are still accepted by
 ``step``; each task family documents how it shortens commands for its engine."""
+
+ACTION_STEP_LIMIT = 65_536
+"""Longest action ``step`` accepts, in characters (every family): far above any real command (the
+action space's :data:`ACTION_MAX_LENGTH`), far below a size whose parsing costs seconds. A longer
+action raises :class:`~agentgym_budget.errors.InvalidActionError` and spends no turn."""
 
 TRUNCATION_MARK = "\n[...]"
 """Appended to observations that were cut to :data:`OBSERVATION_MAX_LENGTH`."""

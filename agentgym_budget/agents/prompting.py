@@ -35,13 +35,13 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from agentgym_budget.errors import DataError
+from agentgym_budget.safe_json import read_json_file
 
 __all__ = ["DEFAULT_SYSTEM", "DEFAULT_TURN", "PromptTemplate", "extract_action"]
 
@@ -88,9 +88,9 @@ class PromptTemplate:
         """
         path = Path(path).expanduser()
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as err:
-            raise DataError(f"Cannot read the prompt template {path}: {err}.") from err
+            data = read_json_file(path, what="prompt template")
+        except DataError as err:
+            raise DataError(f"Cannot read the prompt template {path}: {err}") from err
         known = {f.name for f in fields(cls)}
         if not isinstance(data, dict) or set(data) - known or not all(isinstance(v, str) for v in data.values()):
             raise DataError(

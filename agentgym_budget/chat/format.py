@@ -25,6 +25,7 @@ from typing import Any
 
 from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT, act_tool_schema, tool_call
 from agentgym_budget.errors import DataError
+from agentgym_budget.safe_json import read_json_file
 
 __all__ = ["FORMAT_FILE", "ChatFormat", "ConversationTokens"]
 
@@ -72,7 +73,7 @@ class ChatFormat:
         if not path.exists():
             return cls()
         try:
-            data = json.loads(path.read_text())
+            data = read_json_file(path, what="chat format")
             known = {f.name for f in fields(cls)}
             if not isinstance(data, dict) or set(data) - known:
                 raise ValueError(f"expected a JSON object with keys among {sorted(known)}")

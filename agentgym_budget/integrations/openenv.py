@@ -52,6 +52,7 @@ from agentgym_budget import errors
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError
 from agentgym_budget.integrations.pool import SessionPool
+from agentgym_budget.integrations.server_limits import ServerLimits
 from agentgym_budget.integrations.session import EpisodeTurn
 from agentgym_budget.integrations.session_config import SessionConfig
 
@@ -274,7 +275,7 @@ def create_app(config: SessionConfig, *, max_sessions: int = 8, warm: bool = Tru
 
     Args:
         config: What each session serves.
-        max_sessions: Concurrent WebSocket sessions at most (more are refused with ``CAPACITY_REACHED``).
+        max_sessions: Concurrent sessions at most, WebSocket and HTTP alike (:mod:`.server_limits`).
         warm: Build one session and play a reset before serving, so a bad config fails here and the
             first clients do not pay for loading the engine.
 
@@ -292,7 +293,7 @@ def create_app(config: SessionConfig, *, max_sessions: int = 8, warm: bool = Tru
         session.reset(seed=0)
         pool.release(session)
     factory = functools.partial(classes.BudgetEnvironment, pool)
-    return create_fastapi_app(
+    app = create_fastapi_app(
         factory,
         classes.BudgetAction,
         classes.BudgetObservation,
@@ -300,6 +301,8 @@ def create_app(config: SessionConfig, *, max_sessions: int = 8, warm: bool = Tru
         env_name="agentgym_budget",
         state_cls=classes.BudgetState,
     )
+    app.add_middleware(ServerLimits, max_sessions=max_sessions)  # limits on every route (.server_limits)
+    return app
 
 
 def _bind(host: str, port: int) -> socket.socket:

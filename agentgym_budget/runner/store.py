@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentgym_budget.errors import DataError, RunConfigError
+from agentgym_budget.scrub import scrub
 
 __all__ = [
     "Check",
@@ -155,6 +156,7 @@ class JsonlStore:
         identity = self._key(record)
         if identity in self.keys:
             return False
+        record = scrub(record)  # no API key or Authorization value is ever written
         if self._handle is None:
             self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open across appends
         self._handle.write(json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n")

@@ -45,8 +45,9 @@ from typing import Any
 
 from agentgym_budget.agents.hf_model import load_causal_lm
 from agentgym_budget.chat.format import ChatFormat
-from agentgym_budget.errors import InvalidBudgetError, InvalidOptionError, RunConfigError, did_you_mean
+from agentgym_budget.errors import DataError, InvalidBudgetError, InvalidOptionError, RunConfigError, did_you_mean
 from agentgym_budget.integrations.session_config import SessionConfig
+from agentgym_budget.safe_json import read_json_file
 from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, save_model
 from agentgym_budget.train.grpo import GRPOSettings, run_grpo
 from agentgym_budget.train.metrics import JsonlLog
@@ -201,7 +202,7 @@ def _check_run(config: TrainConfig, out: Path) -> None:
     path = out / "run.json"
     wanted = config.to_json()
     if path.exists():
-        found = json.loads(path.read_text())
+        found = read_json_file(path, what="training run", expected=dict)
         if found != wanted:
             changed = sorted(k for k in set(found) | set(wanted) if found.get(k) != wanted.get(k))
             raise RunConfigError(
@@ -216,7 +217,9 @@ def _check_run(config: TrainConfig, out: Path) -> None:
 def _demonstrations(config: TrainConfig, directory: Path, progress: bool) -> Trajectories:
     path = directory / "demonstrations.json"
     if path.exists():
-        stored = json.loads(path.read_text())
+        stored = read_json_file(path, what="training demonstrations", expected=dict)
+        if not isinstance(stored.get("conversations"), list) or not isinstance(stored.get("records"), list):
+            raise DataError(f"training demonstrations: {path} lacks the lists 'conversations' and 'records'.")
         return Trajectories(stored["conversations"], stored["records"])
     data = agent_conversations(
         replace(config.session_config(), budgets=None),

@@ -34,7 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Collection
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError
+from agentgym_budget.safe_json import read_json_file, resolve_user_path
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
 __all__ = [
@@ -84,7 +84,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
     """``data_dir``, else :data:`DATA_ENV_VAR` if set, else ``None`` (generated games)."""
     if data_dir is None:
         data_dir = os.environ.get(DATA_ENV_VAR) or None
-    return None if data_dir is None else Path(data_dir).expanduser().resolve()
+    return None if data_dir is None else resolve_user_path(data_dir, what="ALFWorld data")
 
 
 def data_root(data_dir: Path, split: str) -> Path:
@@ -108,13 +108,7 @@ def data_root(data_dir: Path, split: str) -> Path:
 
 
 def _read_json(path: str | os.PathLike[str], expected: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as file:
-            return json.load(file)
-    except json.JSONDecodeError as err:
-        raise DataError(f"ALFWorld data: {path} is not valid JSON ({err}); expected {expected}.") from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataError(f"ALFWorld data: cannot read {path} ({type(err).__name__}: {err}).") from err
+    return read_json_file(path, what=f"ALFWorld data (expected {expected})")
 
 
 def read_game_data(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -184,7 +178,7 @@ def read_trajectory(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises:
         DataError: The file exists but is unreadable or not a JSON object.
     """
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):  # present but not a regular file (a FIFO, a loop): DataError below
         return {}
     data = _read_json(path, "a JSON object (ALFRED's traj_data.json)")
     if not isinstance(data, dict):

@@ -42,11 +42,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import fast_downward
 from textworld.core import GameState
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.logic import Proposition, Variable
 
 __all__ = ["PddlSnapshot", "PddlSnapshots"]
+
+
+def _effect_atoms(lib: Any, operator: int) -> int | None:
+    """The number of effect atoms of ``operator`` if it is applicable in the library's state, else ``None``."""
+    count = lib.get_applicable_operators_count()
+    operators = (fast_downward.Operator * count)()
+    lib.get_applicable_operators(operators)
+    return next((int(op.nb_effect_atoms) for op in operators if op.id == operator), None)
 
 
 @dataclass(frozen=True)
@@ -166,6 +175,11 @@ class PddlSnapshots:
                 op = operator_id(name.encode("cp1252"))
                 if op < 0:
                     raise ValueError(f"The planner task has no operator {name!r}.")
+                if _effect_atoms(lib, op) != atoms:  # the C library writes that many atoms: check before
+                    raise ValueError(
+                        f"The operator {name!r} is not applicable here with {atoms!r} effect atoms "
+                        f"(it has {_effect_atoms(lib, op)}; None: not applicable)."
+                    )
                 effects = (pddl_logic.Atom * int(atoms))()
                 lib.apply_operator(op, effects)
                 for effect in effects:

@@ -44,6 +44,7 @@ from gymnasium.utils import EzPickle
 from agentgym_budget.env import TextEnv, Turn
 from agentgym_budget.errors import DataError, InvalidOptionError
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS
+from agentgym_budget.safe_json import resolve_user_path
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import UNKNOWN_VERB_FEEDBACK, check_command
 from agentgym_budget.tasks.textworld.engine import TextWorldEngine
@@ -406,7 +407,7 @@ class FileEnv(TextWorldEnv):
             )
         EzPickle.__init__(self, path=path, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
-        root = Path(path).expanduser().resolve()
+        root = resolve_user_path(path, what="TextWorld-File-v0")
         if not root.exists():
             raise DataError(
                 f"TextWorld-File-v0: {root} does not exist; pass the path of a .z8 game or a folder of them."

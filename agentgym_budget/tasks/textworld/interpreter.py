@@ -37,6 +37,9 @@ from typing import Any
 import jericho
 import numpy as np
 
+from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv
+from agentgym_budget.tasks.textworld.zstate import StoryLayout, check_zstate
+
 __all__ = ["InterpreterLease", "SharedInterpreter"]
 
 
@@ -49,6 +52,7 @@ class SharedInterpreter:
         self.lock = threading.RLock()
         self.holder: InterpreterLease | None = None
         self.users = 0
+        self.layout = StoryLayout.of(self.story_file, stack_bytes=frotz.frotz_lib.getStackSize())
 
 
 def _writable(state: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -75,8 +79,12 @@ class InterpreterLease:
 
     @classmethod
     def start(cls, story_file: str, seed: int | None = None) -> InterpreterLease:
-        """A lease on a new interpreter running ``story_file``."""
-        return cls(SharedInterpreter(jericho.FrotzEnv(story_file, seed)))
+        """A lease on a new interpreter running ``story_file`` (time-limited: :mod:`.watchdog`).
+
+        Raises:
+            InterpreterHaltedError: The story halted or looped while starting.
+        """
+        return cls(SharedInterpreter(GuardedFrotzEnv(story_file, seed)))
 
     @property
     def story_file(self) -> str:
@@ -130,8 +138,13 @@ class InterpreterLease:
             return shared.frotz.get_state()
 
     def set_state(self, state: tuple[Any, ...]) -> None:
-        """Put this lease in ``state`` (read-only buffers are accepted)."""
+        """Put this lease in ``state`` (read-only buffers are accepted).
+
+        Raises:
+            SnapshotMismatchError: ``state`` does not fit the story (:func:`.zstate.check_zstate`).
+        """
         shared = self._frotz_shared()
+        check_zstate(tuple(state), shared.layout)
         state = _writable(state)
         with shared.lock:
             self._hold(shared)

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -57,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError, InvalidOptionError
+from agentgym_budget.safe_json import read_json_file, resolve_user_path
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, ProductDetails, Review, format_price
 from agentgym_budget.tasks.webshop.export import example_data_dir, export_webshop_data
 from agentgym_budget.tasks.webshop.instructions import price_upper_for
@@ -154,19 +154,7 @@ def data_fingerprint(root: Path, goals: str, num_products: int | None) -> dict[s
 
 
 def _read_json(path: Path, expected: type) -> Any:
-    try:
-        with path.open(encoding="utf-8") as handle:
-            value = json.load(handle)
-    except json.JSONDecodeError as err:
-        raise DataError(f"WebShop data: {path} is not valid JSON ({err}).") from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataError(f"WebShop data: cannot read {path} ({err}).") from err
-    if not isinstance(value, expected):
-        raise DataError(
-            f"WebShop data: {path} holds a JSON {type(value).__name__}; expected a JSON "
-            f"{'list' if expected is list else 'object'} at the top level."
-        )
-    return value
+    return read_json_file(path, what="WebShop data", expected=expected, max_bytes=2**40)
 
 
 def parse_pricing(pricing: str | None, path: str, position: int) -> list[float]:
@@ -373,7 +361,7 @@ def load_webshop_data(root: Path | str, *, goals: str = "human", num_products: i
         DataError: A file is missing or malformed; the message names the file and the problem.
         InvalidOptionError: ``goals`` or ``num_products`` is invalid.
     """
-    root = Path(root).expanduser().resolve()
+    root = resolve_user_path(root, what="WebShop data")
     fingerprint = data_fingerprint(root, goals, num_products)
     files = find_data_files(root, goals)
     raw_products = _read_json(files["products"], list)

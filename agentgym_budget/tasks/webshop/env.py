@@ -51,6 +51,7 @@ from agentgym_budget.cache import cache_key
 from agentgym_budget.env import TextEnv, Turn
 from agentgym_budget.errors import DataError, InvalidOptionError, MissingDependencyError
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS
+from agentgym_budget.safe_json import resolve_user_path
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal
 from agentgym_budget.tasks.webshop.expert import expert_plan
 from agentgym_budget.tasks.webshop.generator import cached_catalog
@@ -357,7 +358,7 @@ class WebShopDataEnv(WebShopEnvBase):
                 "WebShop-Data-v0 needs data_dir=: the folder holding WebShop's items_shuffle*.json, "
                 "items_ins_v2*.json and items_human_ins.json (the generated ids, e.g. WebShop-v0, need no data)."
             )
-        root = Path(data_dir).expanduser().resolve()
+        root = resolve_user_path(data_dir, what="WebShop data")
         key = ("data", cache_key(data_fingerprint(root, goals, num_products)))
         catalog, index = shared_catalog(key, lambda: load_webshop_data(root, goals=goals, num_products=num_products))
         super().__init__(

@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -35,6 +34,7 @@ from filelock import FileLock
 
 from agentgym_budget.cache import cached_directory
 from agentgym_budget.errors import DataError
+from agentgym_budget.safe_json import read_json_file
 
 __all__ = [
     "check_float",
@@ -55,14 +55,7 @@ def read_json(path: Path, expected: type) -> Any:
     Raises:
         DataError: The file is missing, unreadable, not JSON or of another type (names the file).
     """
-    try:
-        with path.open(encoding="utf-8") as handle:
-            value = json.load(handle)
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise DataError(f"WebShop cache: cannot read {path} ({err}).") from err
-    if not isinstance(value, expected):
-        raise DataError(f"WebShop cache: {path} holds a JSON {type(value).__name__}, expected {expected.__name__}.")
-    return value
+    return read_json_file(path, what="WebShop cache", expected=expected, max_bytes=2**40)
 
 
 def load_array(path: Path, dtype: str, ndim: int = 1) -> np.ndarray:

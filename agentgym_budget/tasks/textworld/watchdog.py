@@ -1,0 +1,154 @@
+"""Bounded z-machine calls: a time limit per call and a typed error when the interpreter halts.
+
+Jericho runs the z-machine in C until the game asks for input, with no instruction limit: a story
+whose code jumps to itself makes ``reset`` (or ``FrotzEnv``'s constructor, which starts the game)
+run forever, and an illegal opcode halts the interpreter, after which every step returns the text
+``"Emulator halted due to runtime error."`` as if it were the game's answer.
+
+:class:`GuardedFrotzEnv` is a ``FrotzEnv`` whose game-running calls (``load``, ``reset``, ``step``)
+run under one watchdog thread per process. Jericho's interpreter loop stops at the next instruction
+once its library's global ``emulator_halted`` is set, and ctypes releases the GIL during the call, so
+the watchdog sets that flag when a call outlives its deadline; the call then returns, and the guard
+raises :class:`~agentgym_budget.errors.InterpreterHaltedError`. It raises the same error when the
+interpreter halted by itself (an illegal opcode, a bad address), and keeps raising it on ``step``
+until the game is restarted: the env never returns a fake observation.
+
+Cost: a guarded call takes a lock and pushes a deadline on a heap; the watchdog thread is woken only
+when a deadline is earlier than every pending one (and drops the deadlines of finished calls when
+it wakes), so it sleeps while steps run. Measured cost per step: see the README's trust section.
+
+Example:
+    >>> import warnings
+    >>> from agentgym_budget.tasks.textworld import games
+    >>> path = str(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     frotz = GuardedFrotzEnv(path, seed=1)
+    >>> frotz.step("look")[0] != ""
+    True
+    >>> frotz.close()
+"""
+
+from __future__ import annotations
+
+import ctypes
+import heapq
+import itertools
+import threading
+import time
+from typing import Any
+
+import jericho
+
+from agentgym_budget.errors import InterpreterHaltedError
+
+__all__ = ["CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog"]
+
+CALL_TIME_LIMIT = 10.0
+"""Seconds (wall clock) one ``load``/``reset``/``step`` may run; real TextWorld steps take milliseconds."""
+
+
+class Watchdog:
+    """One thread that sets a jericho library's ``emulator_halted`` flag when a call passes its deadline."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._deadlines: list[tuple[float, int]] = []
+        self._active: dict[int, tuple[ctypes.c_int, list[bool]]] = {}
+        self._tickets = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, flag: ctypes.c_int, seconds: float) -> tuple[int, list[bool]]:
+        """Watch a call: ``flag`` is set after ``seconds``; the returned list's item says whether it was."""
+        fired = [False]
+        with self._condition:
+            ticket = next(self._tickets)
+            self._active[ticket] = (flag, fired)
+            entry = (time.monotonic() + seconds, ticket)
+            heapq.heappush(self._deadlines, entry)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="z-machine watchdog", daemon=True)
+                self._thread.start()
+            if self._deadlines[0] == entry:  # only an earlier deadline needs the thread to wake up
+                self._condition.notify()
+        return ticket, fired
+
+    def disarm(self, ticket: int) -> None:
+        """Stop watching the call of ``ticket`` (its deadline entry is dropped when it comes up)."""
+        with self._condition:
+            self._active.pop(ticket, None)
+
+    def _run(self) -> None:
+        with self._condition:
+            while True:
+                while self._deadlines and self._deadlines[0][1] not in self._active:
+                    heapq.heappop(self._deadlines)
+                if not self._deadlines:
+                    self._condition.wait()
+                    continue
+                deadline, ticket = self._deadlines[0]
+                remaining = deadline - time.monotonic()
+                if remaining > 0:
+                    self._condition.wait(remaining)
+                    continue
+                heapq.heappop(self._deadlines)
+                flag, fired = self._active.pop(ticket)
+                fired[0] = True
+                flag.value = 1
+
+
+_WATCHDOG = Watchdog()
+
+
+class GuardedFrotzEnv(jericho.FrotzEnv):
+    """A ``FrotzEnv`` whose game-running calls are time-limited and refuse to go on after a halt.
+
+    Args:
+        story_file: The story file to run.
+        seed: The interpreter's seed.
+        time_limit: Seconds one call may run (:data:`CALL_TIME_LIMIT`).
+
+    Raises:
+        InterpreterHaltedError: The story halted or ran past ``time_limit`` while starting.
+    """
+
+    def __init__(self, story_file: str, seed: int | None = None, time_limit: float = CALL_TIME_LIMIT) -> None:
+        self.time_limit = time_limit
+        self.halted_reason: str | None = None
+        super().__init__(story_file, seed)
+
+    def load(self, story_file: str, seed: int | None = None) -> None:
+        """``FrotzEnv.load`` (which starts the game), time-limited."""
+        self._guarded("starting the story", super().load, story_file, seed)
+
+    def reset(self) -> tuple[str, dict[str, Any]]:
+        """``FrotzEnv.reset``, time-limited; clears a previous halt."""
+        self.halted_reason = None
+        return self._guarded("restarting the story", super().reset)
+
+    def step(self, action: str) -> tuple[Any, ...]:
+        """``FrotzEnv.step``, time-limited; refused after a halt until :meth:`reset`."""
+        if self.halted_reason is not None:
+            raise InterpreterHaltedError(f"{self.halted_reason} The game cannot go on: reset it.")
+        return self._guarded(f"the command {action[:60]!r}", super().step, action)
+
+    def _guarded(self, what: str, call: Any, *args: Any) -> Any:
+        flag = self.__dict__.get("_halted_flag")
+        if flag is None:
+            flag = self._halted_flag = ctypes.c_int.in_dll(self.frotz_lib, "emulator_halted")
+        ticket, fired = _WATCHDOG.arm(flag, self.time_limit)
+        try:
+            result = call(*args)
+        finally:
+            _WATCHDOG.disarm(ticket)
+        if fired[0] or flag.value > 0:
+            story = self.story_file.decode("utf-8", "replace")
+            self.halted_reason = (
+                f"The z-machine ran {what} for over {self.time_limit:g} s and was stopped (the story {story} "
+                "loops without asking for input)."
+                if fired[0]
+                else f"The z-machine halted on a runtime error (an illegal opcode or address) in the story {story} "
+                f"while running {what}."
+            )
+            raise InterpreterHaltedError(self.halted_reason)
+        return result

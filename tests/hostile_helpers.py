@@ -1,0 +1,133 @@
+"""Hostile-input scenarios run in a child process, so that a crash of the C interpreter fails a test.
+
+``python -m tests.hostile_helpers zstate`` restores into one TextWorld env every crafted snapshot of
+:data:`ZSTATE_EDITS` (each a genuine snapshot with one interpreter field changed, re-encoded with a
+valid digest), expects a typed refusal for each, then restores the genuine snapshot and checks that
+the game goes on exactly as before. It prints one JSON line: ``{"refused": [...], "same": bool}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import agentgym_budget  # noqa: F401  (registers the ids)
+from agentgym_budget.errors import SnapshotMismatchError
+from agentgym_budget.state import EnvState
+from agentgym_budget.tasks.textworld import games
+from agentgym_budget.wrappers import StateSnapshot
+
+__all__ = ["ZSTATE_EDITS", "forge", "hostile_story", "main"]
+
+_STORY_PATCHES = {
+    "loop": bytes([0x8C, 0xFF, 0xFF]),  # jump -1: the instruction jumps to itself
+    "illegal": bytes([0x00, 0x01, 0x01]),  # 2OP opcode 0: illegal
+}
+
+
+def hostile_story(kind: str, folder: Path) -> Path:
+    """A generated TextWorld game whose first instruction is replaced (``kind``: ``loop`` or ``illegal``).
+
+    The story's checksum is recomputed, so the file passes every check of a sound story file.
+    """
+    source = Path(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+    data = bytearray(source.read_bytes())
+    start = int.from_bytes(data[6:8], "big")
+    data[start : start + 3] = _STORY_PATCHES[kind]
+    length = int.from_bytes(data[0x1A:0x1C], "big") * 8
+    data[0x1C:0x1E] = (sum(data[0x40:length]) % 65536).to_bytes(2, "big")
+    target = folder / f"{kind}.z8"
+    target.write_bytes(bytes(data))
+    shutil.copyfile(source.with_suffix(".json"), target.with_suffix(".json"))
+    return target
+
+
+def _registers(index: int, value: int) -> Callable[[Any], dict[str, Any]]:
+    def edit(portable: Any) -> dict[str, Any]:
+        registers = list(portable.registers)
+        registers[index] = value
+        return {"registers": tuple(registers)}
+
+    return edit
+
+
+def _ram_byte(offset_of: Callable[[Any], int], value: int) -> Callable[[Any], dict[str, Any]]:
+    def edit(portable: Any) -> dict[str, Any]:
+        ram = np.array(portable.ram)
+        ram[offset_of(ram)] = value
+        return {"ram": ram}
+
+    return edit
+
+
+ZSTATE_EDITS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "pc 2**31-1": _registers(0, 2**31 - 1),
+    "pc -1": _registers(0, -1),
+    "pc past the story": _registers(0, 10**7),
+    "sp 10**6": _registers(1, 10**6),
+    "fp 10**6": _registers(2, 10**6),
+    "fp -5": _registers(2, -5),
+    "sp above fp": _registers(1, 1024),
+    "frame count 10**6": _registers(3, 10**6),
+    "frame count 0": _registers(3, 0),
+    "opcode 4096": _registers(4, 4096),
+    "rng interval -1": _registers(6, -1),
+    "8-byte stack": lambda p: {"stack": np.zeros(8, dtype=np.uint8)},
+    "8-byte RAM": lambda p: {"ram": np.zeros(8, dtype=np.uint8)},
+    "RAM one byte short": lambda p: {"ram": np.array(p.ram[:-1])},
+    "int16 RAM": lambda p: {"ram": np.zeros(p.ram.size // 2, dtype=np.int16)},
+    "2-D stack": lambda p: {"stack": np.array(p.stack).reshape(2, -1)},
+    "header object-table address": _ram_byte(lambda ram: 0x0A, 0xFF),
+    "header static base": _ram_byte(lambda ram: 0x0E, 0x00),
+    "zeroed frame chain": lambda p: {"stack": np.zeros_like(p.stack)},
+    "10 KB narrative": lambda p: {"narrative": b"x" * 10_000},
+}
+
+
+def forge(data: bytes, edit: Callable[[Any], dict[str, Any]]) -> bytes:
+    """``data`` (a TextWorld stack's snapshot) with its interpreter state edited, under a valid digest."""
+    snap = EnvState.from_bytes(data)
+    base = snap.parts[-1]
+    engine = dataclasses.replace(base.engine, **edit(base.engine))
+    parts = (*snap.parts[:-1], dataclasses.replace(base, engine=engine))
+    return dataclasses.replace(snap, parts=parts).to_bytes()
+
+
+def _play(env: gym.Env, data: bytes) -> list[str]:
+    env.restore(EnvState.from_bytes(data))
+    return [env.step(action)[0] for action in ("inventory", "look", "go north")]
+
+
+def zstate() -> dict[str, Any]:
+    """Restore every forged snapshot, then the genuine one (see the module docstring)."""
+    env = StateSnapshot(gym.make("agentgym_budget/TextWorld-Cooking-v0", difficulty=3))
+    env.reset(seed=0)
+    env.step("look")
+    genuine = env.snapshot().to_bytes()
+    before = _play(env, genuine)
+    refused = []
+    for name, edit in ZSTATE_EDITS.items():
+        try:
+            env.restore(EnvState.from_bytes(forge(genuine, edit)))
+        except SnapshotMismatchError:
+            refused.append(name)
+    return {"refused": refused, "same": _play(env, genuine) == before}
+
+
+def main() -> None:
+    """Run the scenario named by ``sys.argv[1]`` and print its result as JSON."""
+    warnings.simplefilter("ignore")
+    print(json.dumps({"zstate": zstate}[sys.argv[1]]()))
+
+
+if __name__ == "__main__":
+    main()

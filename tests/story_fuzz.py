@@ -1,0 +1,82 @@
+"""Fuzzing story files: generated TextWorld games with bytes changed and their checksum fixed.
+
+``python -m tests.story_fuzz CASES FOLDER`` writes, for each hypothesis example, a copy of a generated
+game with 1 to 8 bytes of its code (high memory) replaced and the header checksum recomputed, checks it
+as the env does (:func:`check_story_file`) and plays a few commands in a time-limited interpreter
+(:class:`GuardedFrotzEnv`, 2 s per call). A case may play, or raise ``DataError`` or
+``InterpreterHaltedError``; any other exception fails, and a crash kills only this child. It prints
+``{"cases", "played", "halted", "refused"}``; ``SNAPSHOT_FUZZ_TRACE=1`` prints each case first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentgym_budget.errors import DataError, InterpreterHaltedError
+from agentgym_budget.tasks.textworld import games
+from agentgym_budget.tasks.textworld.story_file import check_story_file
+from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv
+
+__all__ = ["main", "run"]
+
+
+def _mutated(data: bytes, edits: list[tuple[int, int]]) -> bytes:
+    story = bytearray(data)
+    high, length = int.from_bytes(story[4:6], "big"), int.from_bytes(story[0x1A:0x1C], "big") * 8
+    for position, value in edits:
+        story[high + position % (length - high)] = value
+    story[0x1C:0x1E] = (sum(story[0x40:length]) % 65536).to_bytes(2, "big")
+    return bytes(story)
+
+
+def run(cases: int, folder: Path) -> dict[str, Any]:
+    """Fuzz ``cases`` mutated stories written in ``folder`` (see the module docstring)."""
+    source = Path(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+    data = source.read_bytes()
+    counts = {"played": 0, "halted": 0, "refused": 0}
+    trace = bool(os.environ.get("SNAPSHOT_FUZZ_TRACE"))
+    edit = st.tuples(st.integers(0, 2**31), st.integers(0, 255))
+
+    @settings(
+        max_examples=cases, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(st.lists(edit, min_size=1, max_size=8))
+    def case(edits: list[tuple[int, int]]) -> None:
+        if trace:
+            print(f"case {edits}", file=sys.stderr, flush=True)
+        path = folder / "mutant.z8"
+        path.write_bytes(_mutated(data, edits))
+        try:
+            check_story_file(path)
+            frotz = GuardedFrotzEnv(str(path), seed=1, time_limit=2.0)
+            try:
+                for command in ("look", "go north", "take coin", "inventory"):
+                    frotz.step(command)
+            finally:
+                frotz.close()
+            counts["played"] += 1
+        except InterpreterHaltedError:
+            counts["halted"] += 1
+        except DataError:
+            counts["refused"] += 1
+
+    case()
+    return {"cases": cases, **counts}
+
+
+def main() -> None:
+    """``python -m tests.story_fuzz CASES FOLDER``."""
+    warnings.simplefilter("ignore")
+    print(json.dumps(run(int(sys.argv[1]), Path(sys.argv[2]))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Hostile story files with valid checksums: a self-jump is stopped by the watchdog, a halt is a typed error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import agentgym_budget  # noqa: F401  (registers the ids)
+from agentgym_budget.errors import InterpreterHaltedError
+from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv
+from tests.hostile_helpers import hostile_story
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def test_a_story_that_jumps_to_itself_is_stopped_at_the_time_limit(tmp_path):
+    path = hostile_story("loop", tmp_path)
+    started = time.monotonic()
+    with pytest.raises(InterpreterHaltedError, match=r"for over 0.3 s and was stopped"):
+        GuardedFrotzEnv(str(path), seed=1, time_limit=0.3)
+    assert time.monotonic() - started < 60  # it returned at all: no hang
+
+
+def test_an_illegal_opcode_is_a_typed_error_not_an_observation(tmp_path):
+    path = hostile_story("illegal", tmp_path)
+    with pytest.raises(InterpreterHaltedError, match="runtime error"):
+        GuardedFrotzEnv(str(path), seed=1)
+    env = gym.make("agentgym_budget/TextWorld-File-v0", path=str(path))
+    with pytest.raises(InterpreterHaltedError, match="illegal opcode"):
+        env.reset(seed=0)
+    with pytest.raises(InterpreterHaltedError):
+        env.reset(seed=1)
+    env.close()
+
+
+def test_genuine_games_play_on_after_a_stopped_call(tmp_path):
+    with pytest.raises(InterpreterHaltedError):
+        GuardedFrotzEnv(str(hostile_story("loop", tmp_path)), seed=1, time_limit=0.2)
+    env = gym.make("agentgym_budget/TextWorld-CoinCollector-v0", level=3)
+    observation, _ = env.reset(seed=0)
+    assert "halted" not in observation
+    assert "halted" not in env.step("look")[0]
+    env.close()
+
+
+@pytest.mark.slow
+def test_fuzzed_stories_play_or_raise_typed_errors(tmp_path):
+    """Mutated stories with fixed checksums (``python -m tests.story_fuzz 1000 FOLDER`` for the long run)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.story_fuzz", "40", str(tmp_path)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert result.returncode == 0, f"child exited with {result.returncode}: {result.stderr[-3000:]}"
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    assert counts["played"] + counts["halted"] + counts["refused"] == 40
+    assert counts["halted"] > 0  # the mutations reached code the interpreter runs
