@@ -30,6 +30,7 @@ import statistics
 import time
 from pathlib import Path
 
+import _harness
 import gymnasium as gym
 import textworld
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
@@ -123,7 +124,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games-per-type", type=int, default=2)
     parser.add_argument("--steps", type=int, default=40)
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.games_per_type, args.steps = 1, 3
+    run = _harness.start("alfworld_speed", args.smoke)
     env = ALFWorldEnv(num_games=args.games_per_type)
     task_ids = list(env.task_ids)
     paths = [env._game_path(task) for task in task_ids]
@@ -162,8 +167,7 @@ def main() -> None:
         del game["all_stock_steps_ms"], game["all_our_steps_ms"]
     result = {"summary": summary, "games": games}
     print(json.dumps(summary, indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "alfworld_speed.json").write_text(json.dumps(result, indent=2))
+    run.finish(result)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _harness
+
 from agentgym_budget.eval.passkt import PassKTConfig, episode_key, run_passkt
 from agentgym_budget.eval.ray_executor import RayBackend
 from agentgym_budget.eval.rollout import EnvRef
@@ -77,7 +79,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--records", type=int, default=20000, help="records of the executor-only measure")
     parser.add_argument("--worker-niceness", type=int, default=None, help="RAY_worker_niceness (Ray's default: 15)")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.tasks, args.n, args.budgets, args.workers, args.rounds, args.records = 2, 1, "5", 1, 1, 200
+    run = _harness.start("ray_vs_pool", args.smoke)
     if args.worker_niceness is not None:
         os.environ["RAY_worker_niceness"] = str(args.worker_niceness)  # noqa: SIM112  (Ray reads this exact name)
     budgets = tuple(int(b) for b in args.budgets.split(","))
@@ -129,7 +135,6 @@ def main() -> None:
         f"throughput ratio ray/local {ratio:.2f} ({ratio_with_start:.2f} counting the cluster's start); "
         f"same records: {identical}; load average {load:.1f}"
     )
-    RESULTS.mkdir(exist_ok=True)
     report = {
         "grid": {"env": ENV.label, "agents": list(AGENTS), "tasks": args.tasks, "budgets": list(budgets), "n": args.n},
         "episodes": episodes,
@@ -144,7 +149,7 @@ def main() -> None:
         "executor_records_per_s": {name: round(statistics.median(values)) for name, values in delivery.items()},
         "load_average": round(load, 2),
     }
-    (RESULTS / "ray_vs_pool.json").write_text(json.dumps(report, indent=2))
+    run.finish(report)
 
 
 if __name__ == "__main__":

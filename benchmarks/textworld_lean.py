@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import _harness
 import gymnasium as gym
 import jericho
 import textworld
@@ -118,7 +119,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=30, help="episodes per runner (alternating blocks)")
     parser.add_argument("--steps", type=int, default=40, help="actions per episode")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.episodes, args.steps = 2, 5
+    run = _harness.start("textworld_lean", args.smoke)
     rows = [measure(env_id, kwargs, args.episodes, args.steps) for env_id, kwargs in GAMES]
     print(f"{'game':<34} {'raw':>7} {'tw':>7} {'lean':>7} {'default':>8}  lean/raw  default/raw  same")
     for row in rows:
@@ -130,8 +135,7 @@ def main() -> None:
         )
     result = {"target_lean_over_raw": 1.3, "games": rows}
     print(json.dumps(result, indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "textworld_lean.json").write_text(json.dumps(result, indent=2))
+    run.finish(result)
 
 
 if __name__ == "__main__":
