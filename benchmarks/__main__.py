@@ -64,6 +64,16 @@ def _cell(text: str) -> str:
     return f" {escaped} " if text else " "
 
 
+def _conditions(record: dict) -> str:
+    """When and under what load a record was measured, e.g. ``2026-12-04, load average 1.2 -> 1.5``."""
+    machine = record["machine"]
+    return (
+        f"{record['finished_utc'][:10]}, load average {machine['load_before'][0]:.1f} -> "
+        f"{machine['load_after'][0]:.1f}, CPU {record['timing']['process_cpu_s']:.0f} s of "
+        f"{record['timing']['wall_s']:.0f} s wall"
+    )
+
+
 def table(results: Path) -> str:
     """The README table from the ``readme_rows`` of each script's JSON in ``results``."""
     lines = [HEADER]
@@ -71,7 +81,10 @@ def table(results: Path) -> str:
         path = results / f"{name}.json"
         if not path.exists():
             continue
-        for row in json.loads(path.read_text()).get("readme_rows", []):
+        record = json.loads(path.read_text())
+        for index, row in enumerate(record.get("readme_rows", [])):
+            if index == 0 and not record.get("readme_rows_by_hand"):
+                row = [row[0], f"{row[1]} ({_conditions(record)})", *row[2:]]
             lines.append("|" + "|".join(_cell(text) for text in row) + "|")
     return "\n".join(lines)
 

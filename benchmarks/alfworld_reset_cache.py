@@ -118,7 +118,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.tasks, args.small, args.draws, args.old_misses = 12, 4, 24, 1
-    run = _harness.start("alfworld_reset_cache", args.smoke)
+    recording = _harness.start("alfworld_reset_cache", args.smoke)
     if args.cache_mb is not None:
         pddl_env.GAME_CACHE.capacity = int(args.cache_mb * 2**20)
 
@@ -175,7 +175,7 @@ def main() -> None:
         "prepare_s_not_timed": round(prepare_s, 1),
     }
     print(json.dumps(result, indent=2))
-    run.finish(result)
+    recording.finish(result)
     series = {
         f"small pool ({args.small} tasks)": small_times,
         f"large pool ({args.tasks}), first visits": first_times,

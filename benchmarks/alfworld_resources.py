@@ -118,7 +118,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.cycles, args.stock_cycles = 20, 2
-    run = _harness.start("alfworld_resources", args.smoke)
+    recording = _harness.start("alfworld_resources", args.smoke)
     env = ALFWorldEnv(num_games=1)
     tasks = list(env.task_ids)
     paths = [env._game_path(task) for task in tasks]
@@ -166,7 +166,7 @@ def main() -> None:
     }
     result = {"ours": ours, "stock": stock}
     print(json.dumps({"ours": {k: v for k, v in ours.items() if k != "every_100_cycles"}, "stock": stock}, indent=2))
-    run.finish(result)
+    recording.finish(result)
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.repeats, args.games_per_type, args.rounds = 3, 1, 1
-    run = _harness.start("alfworld_snapshot", args.smoke)
+    recording = _harness.start("alfworld_snapshot", args.smoke)
     tasks = list(ALFWorldEnv(num_games=args.games_per_type).task_ids)
     result: dict[str, object] = {"games": {}}
     for index, task in enumerate(tasks):
@@ -194,7 +194,7 @@ def main() -> None:
         "target_replay30_over_snapshot_restore": 100,
     }
     print(json.dumps(result["summary"], indent=2))
-    run.finish(result)
+    recording.finish(result)
 
 
 if __name__ == "__main__":

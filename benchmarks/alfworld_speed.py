@@ -128,7 +128,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.games_per_type, args.steps = 1, 3
-    run = _harness.start("alfworld_speed", args.smoke)
+    recording = _harness.start("alfworld_speed", args.smoke)
     env = ALFWorldEnv(num_games=args.games_per_type)
     task_ids = list(env.task_ids)
     paths = [env._game_path(task) for task in task_ids]
@@ -167,7 +167,7 @@ def main() -> None:
         del game["all_stock_steps_ms"], game["all_our_steps_ms"]
     result = {"summary": summary, "games": games}
     print(json.dumps(summary, indent=2))
-    run.finish(result)
+    recording.finish(result)
 
 
 if __name__ == "__main__":

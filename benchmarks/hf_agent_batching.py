@@ -76,7 +76,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.episodes, args.batch, args.rounds, args.max_new_tokens = 2, 2, 1, 4
-    run = _harness.start("hf_agent_batching", args.smoke)
+    recording = _harness.start("hf_agent_batching", args.smoke)
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp) / "model"
         build(directory)
@@ -102,7 +102,7 @@ def main() -> None:
         "same_actions": actions["batched"] == actions["one_at_a_time"],
     }
     print(json.dumps(result, indent=2))
-    run.finish(result)
+    recording.finish(result)
 
 
 if __name__ == "__main__":

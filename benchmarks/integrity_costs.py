@@ -282,7 +282,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.repeats, args.steps = 3, 5
-    run = _harness.start("integrity_costs", args.smoke)
+    recording = _harness.start("integrity_costs", args.smoke)
     env = ALFWorldEnv(num_games=1)
     paths = [env._game_path(task) for task in env.task_ids]
     env.close()
@@ -293,7 +293,7 @@ def main() -> None:
         "alfworld_grammar_check": grammar_check(paths, args.repeats, args.steps),
         "alfworld_steps": alfworld_steps(paths, args.steps),
     }
-    run.finish(result, readme_rows(result))
+    recording.finish(result, readme_rows(result))
 
 
 if __name__ == "__main__":

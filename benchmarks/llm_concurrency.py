@@ -219,7 +219,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.concurrency, args.n, args.budget, args.rounds = "1,4", 2, 5, 1
-    run = _harness.start("llm_concurrency", args.smoke)
+    recording = _harness.start("llm_concurrency", args.smoke)
     levels = sorted(int(c) for c in args.concurrency.split(","))
     ref = EnvRef.parse(*ENV)
     all_tasks = list(ref.task_ids()[: max(1, max(levels) // 2)])
@@ -292,7 +292,7 @@ def main() -> None:
         "records_identical": identical,
         "rows": table,
     }
-    run.finish(summary)
+    recording.finish(summary)
 
 
 if __name__ == "__main__":

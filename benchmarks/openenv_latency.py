@@ -84,7 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.episodes, args.sessions = 2, "1,2"
-    run = _harness.start("openenv_latency", args.smoke)
+    recording = _harness.start("openenv_latency", args.smoke)
     counts = [int(k) for k in args.sessions.split(",")]
     config = SessionConfig(args.env, env_kwargs=args.env_args, max_turns=100)
     seeds = range(8)  # every game generated before any timing
@@ -149,7 +149,7 @@ def main() -> None:
         process.terminate()
         process.wait(timeout=60)
         local.close()
-    run.finish(
+    recording.finish(
         {
             "env": args.env,
             "env_args": args.env_args,

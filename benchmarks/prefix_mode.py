@@ -44,8 +44,8 @@ def main() -> None:
     _harness.add_smoke_flag(parser)
     args = parser.parse_args()
     if args.smoke:
-        args.tasks, args.n, args.workers = 2, 2, 1
-    run = _harness.start("prefix_mode", args.smoke)
+        args.tasks, args.n, args.workers = 1, 8, 1  # n >= 8: the grid has K = 8
+    recording = _harness.start("prefix_mode", args.smoke)
     ref = EnvRef.parse(DEFAULT_ENV, DEFAULT_ENV_ARGS)
     prepare_tasks(ref, select_tasks(ref, args.tasks), workers=args.workers)
     rows, grids = {}, {}
@@ -85,7 +85,7 @@ def main() -> None:
         "ratios": {"episodes": round(episodes, 3), "steps": round(steps, 3), "wall": round(wall, 3)},
         "same_grid": same,
     }
-    run.finish(summary)
+    recording.finish(summary)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.tasks, args.n, args.budgets, args.workers, args.rounds, args.records = 2, 1, "5", 1, 1, 200
-    run = _harness.start("ray_vs_pool", args.smoke)
+    recording = _harness.start("ray_vs_pool", args.smoke)
     if args.worker_niceness is not None:
         os.environ["RAY_worker_niceness"] = str(args.worker_niceness)  # noqa: SIM112  (Ray reads this exact name)
     budgets = tuple(int(b) for b in args.budgets.split(","))
@@ -101,7 +101,13 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="ray_vs_pool-"))
     run_passkt(warm, root / "warm", progress=False, plots=False)  # games generated and cached before timing
     began = time.perf_counter()
-    ray.init(address="local", num_cpus=args.workers, include_dashboard=False, logging_level="WARNING")
+    ray.init(
+        address="local",
+        num_cpus=args.workers,
+        include_dashboard=False,
+        logging_level="WARNING",
+        _temp_dir=tempfile.mkdtemp(prefix="ray-"),  # its own: /tmp/ray may belong to another user
+    )
     cluster_start = time.perf_counter() - began
     print(f"local Ray cluster ({args.workers} CPUs) started in {cluster_start:.1f} s")
     runs: dict[str, list[float]] = {"local": [], "ray": []}
@@ -149,7 +155,7 @@ def main() -> None:
         "executor_records_per_s": {name: round(statistics.median(values)) for name, values in delivery.items()},
         "load_average": round(load, 2),
     }
-    run.finish(report)
+    recording.finish(report)
 
 
 if __name__ == "__main__":

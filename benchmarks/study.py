@@ -63,11 +63,13 @@ if __name__ == "__main__":
         arguments = [a for a in arguments if a != "--smoke"] + SMOKE
     if "--out" not in arguments:
         arguments += ["--out", tempfile.mkdtemp(prefix="study-smoke-") if smoke else "runs/study"]
-    run = _harness.start("study", smoke)
+    recording = _harness.start("study", smoke)
     status = main(["study", *arguments])
     if status == 0:
         out = Path(arguments[arguments.index("--out") + 1])
         report(out)
         study = json.loads((out / "study.json").read_text())
-        run.finish({key: study.get(key) for key in ("config", "stage_wall_s", "total_wall_s", "pass@1", "differences")})
+        recording.finish(
+            {key: study.get(key) for key in ("config", "stage_wall_s", "total_wall_s", "pass@1", "differences")}
+        )
     sys.exit(status)

@@ -49,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.seeds = 1
-    run = _harness.start("textworld_generation", args.smoke)
+    recording = _harness.start("textworld_generation", args.smoke)
     result = {}
     kinds = ["CoinCollector l5", "Simple"] if args.smoke else list(RECIPES)  # the quickest to generate
     for name in kinds:
@@ -73,7 +73,7 @@ def main() -> None:
             f"{name:18s} make {row['make_s']:.2f} s  check {row['check_s']:.3f} s  "
             f"first use x{row['first_use_slowdown']:.2f}  failing the check {failed}/{args.seeds}"
         )
-    run.finish(result)
+    recording.finish(result)
 
 
 if __name__ == "__main__":

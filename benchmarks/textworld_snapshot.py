@@ -140,13 +140,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.repeats = 3
-    run = _harness.start("textworld_snapshot", args.smoke)
+    recording = _harness.start("textworld_snapshot", args.smoke)
     actions = safe_actions(seed=1, length=31, difficulty=args.difficulty)
     result: dict[str, object] = {f"after_{depth}_steps": measure(depth, actions, args) for depth in (10, 30)}
     result["target_replay30_over_snapshot_restore"] = 100
     result["target_fork64_speedup"] = 3
     print(json.dumps(result, indent=2))
-    run.finish(result)
+    recording.finish(result)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.budgets, args.steps, args.batch, args.generations = "2", 1, 4, 2
-    run = _harness.start("trl_rollout", args.smoke)
+    recording = _harness.start("trl_rollout", args.smoke)
     torch.set_num_threads(args.threads)
     budgets = tuple(int(b) for b in args.budgets.split(","))
     config = SessionConfig(args.env, env_kwargs=args.env_args, budgets=budgets)
@@ -142,7 +142,7 @@ def main() -> None:
         print(
             f"  budget {budget}: {len(records)} rollouts, mean turns {mean_turns:.2f}, won {won}, truncated {truncated}"
         )
-    run.finish(
+    recording.finish(
         {
             "env": config.label,
             "parameters": parameters,

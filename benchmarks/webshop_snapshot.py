@@ -87,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.repeats, args.tasks = 3, 2
-    run = _harness.start("webshop_snapshot", args.smoke)
+    recording = _harness.start("webshop_snapshot", args.smoke)
     result: dict[str, object] = {"tasks": {str(task): measure(task, args) for task in range(args.tasks)}}
     tasks = list(result["tasks"].values())
     result["summary"] = {
@@ -103,7 +103,7 @@ def main() -> None:
         )
     }
     print(json.dumps(result, indent=2))
-    run.finish(result)
+    recording.finish(result)
 
 
 if __name__ == "__main__":

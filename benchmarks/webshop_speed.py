@@ -100,7 +100,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.num_products, args.episodes, args.queries = 2_000, 20, 20
-    run = _harness.start("webshop_speed", args.smoke)
+    recording = _harness.start("webshop_speed", args.smoke)
 
     scratch = Path(tempfile.mkdtemp(prefix="webshop-bench-"))
     try:
@@ -171,7 +171,7 @@ def main() -> None:
     print(
         f"  step with expert     median {row['median_ms']:.3f} ms  p90 {row['p90_ms']:.3f} ms  (goal for 'all': < 1 ms)"
     )
-    run.finish(report)
+    recording.finish(report)
 
 
 if __name__ == "__main__":

@@ -172,7 +172,7 @@ def main() -> None:
         parser.error("--model is required (but with --smoke, which uses spaCy's blank English pipeline)")
     if args.smoke:
         args.held_out = 200
-    run = _harness.start("webshop_title_nouns", args.smoke)
+    recording = _harness.start("webshop_title_nouns", args.smoke)
 
     nlp = load_pipeline(args.model) if args.model else blank_pipeline()
     if args.train:
@@ -212,7 +212,7 @@ def main() -> None:
             )
         report["other_pipeline"] = f"{other.meta['lang']}_{other.meta['name']} {other.meta['version']}"
     print(json.dumps(report, indent=2))
-    run.finish(report)
+    recording.finish(report)
 
 
 if __name__ == "__main__":
