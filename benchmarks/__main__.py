@@ -39,6 +39,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "webshop_snapshot": ([], ["--smoke"]),
     "alfworld_resources": ([], ["--smoke"]),
     "alfworld_reset_cache": ([], ["--smoke"]),
+    "textworld_reset_cache": (["--tasks", "100", "--draws", "400"], ["--smoke"]),
     "webshop_speed": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
     "ray_vs_pool": ([], ["--smoke"]),
@@ -83,7 +84,7 @@ def table(results: Path) -> str:
             continue
         record = json.loads(path.read_text())
         for index, row in enumerate(record.get("readme_rows", [])):
-            if index == 0 and not record.get("readme_rows_by_hand"):
+            if index == 0 and "machine" in record and not record.get("readme_rows_by_hand"):
                 row = [row[0], f"{row[1]} ({_conditions(record)})", *row[2:]]
             lines.append("|" + "|".join(_cell(text) for text in row) + "|")
     return "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,17 @@ def test_readme_regenerated_between_the_markers_only(tmp_path):
     assert "| TextWorld step | ratio **1.01** | <= 1.05 |" in text and "| x\\|y | | | same |" in text
     assert "old table" not in text
     assert not runner.regenerate_readme(results, readme)
+
+
+def test_a_measured_row_states_when_under_what_load_and_cpu(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHMARK_RESULTS_DIR", str(tmp_path))
+    _harness.start("textworld_overhead").finish({}, [["what", "ratio 1.0", "", "cmd"], ["more", "x", "", "same"]])
+    lines = runner.table(tmp_path).splitlines()
+    assert re.fullmatch(
+        r"\| what \| ratio 1\.0 \(\d{4}-\d\d-\d\d, load average [\d.]+ -> [\d.]+, CPU \d+ s of \d+ s wall\) \| \| cmd \|",
+        lines[2],
+    )
+    assert lines[3] == "| more | x | | same |"
 
 
 @pytest.mark.slow
