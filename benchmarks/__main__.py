@@ -39,7 +39,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "webshop_snapshot": ([], ["--smoke"]),
     "alfworld_resources": ([], ["--smoke"]),
     "alfworld_reset_cache": ([], ["--smoke"]),
-    "textworld_reset_cache": (["--tasks", "100", "--draws", "400"], ["--smoke"]),
+    "textworld_reset_cache": (["--tasks", "50", "--draws", "300"], ["--smoke"]),
     "webshop_speed": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
     "ray_vs_pool": ([], ["--smoke"]),

@@ -50,7 +50,7 @@ def report(out: Path) -> None:
 
 SMOKE = [
     "--train-budget", "3", "--sft-steps", "2", "--rl-steps", "1", "--train-tasks", "4", "--budgets", "3,4", "--eval-budgets", "3",
-    "--eval-tasks", "2", "--eval-samples", "1", "--probe-states", "1", "--recovery-states", "1", "--workers", "1",
+    "--eval-tasks", "2", "--eval-samples", "4", "--probe-states", "1", "--recovery-states", "1", "--workers", "1",
     "--no-progress",
 ]  # fmt: skip
 """``--smoke``: every stage on a few tasks and steps (into a temporary directory unless --out is given)."""
