@@ -35,6 +35,7 @@ import sys
 import time
 from pathlib import Path
 
+import _harness
 from tqdm import tqdm
 
 import agentgym_budget  # noqa: F401  (registers the ids)
@@ -113,7 +114,11 @@ def main() -> None:
     parser.add_argument("--old-misses", type=int, default=5, help="games timed with the old miss path")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--prepare-only", action="store_true", help=argparse.SUPPRESS)
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.tasks, args.small, args.draws, args.old_misses = 12, 4, 24, 1
+    recording = _harness.start("alfworld_reset_cache", args.smoke)
     if args.cache_mb is not None:
         pddl_env.GAME_CACHE.capacity = int(args.cache_mb * 2**20)
 
@@ -170,14 +175,13 @@ def main() -> None:
         "prepare_s_not_timed": round(prepare_s, 1),
     }
     print(json.dumps(result, indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "alfworld_reset_cache.json").write_text(json.dumps(result, indent=2))
+    recording.finish(result)
     series = {
         f"small pool ({args.small} tasks)": small_times,
         f"large pool ({args.tasks}), first visits": first_times,
         f"large pool ({args.tasks}), steady state": steady_times,
     }
-    plot(series, RESULTS / "alfworld_reset_cache.png")
+    plot(series, _harness.results_dir(args.smoke) / "alfworld_reset_cache.png")
     small_env.close()
     large_env.close()
 

@@ -27,6 +27,7 @@ import time
 import warnings
 from pathlib import Path
 
+import _harness
 import gymnasium as gym
 import textworld
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
@@ -113,7 +114,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cycles", type=int, default=1000)
     parser.add_argument("--stock-cycles", type=int, default=10)
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.cycles, args.stock_cycles = 20, 2
+    recording = _harness.start("alfworld_resources", args.smoke)
     env = ALFWorldEnv(num_games=1)
     tasks = list(env.task_ids)
     paths = [env._game_path(task) for task in tasks]
@@ -161,8 +166,7 @@ def main() -> None:
     }
     result = {"ours": ours, "stock": stock}
     print(json.dumps({"ours": {k: v for k, v in ours.items() if k != "every_100_cycles"}, "stock": stock}, indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "alfworld_resources.json").write_text(json.dumps(result, indent=2))
+    recording.finish(result)
 
 
 if __name__ == "__main__":

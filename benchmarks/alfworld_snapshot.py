@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _harness
 import gymnasium as gym
 
 import agentgym_budget  # noqa: F401  (registers the ids)
@@ -152,7 +153,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--games-per-type", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the fork and snapshot timings")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.repeats, args.games_per_type, args.rounds = 3, 1, 1
+    recording = _harness.start("alfworld_snapshot", args.smoke)
     tasks = list(ALFWorldEnv(num_games=args.games_per_type).task_ids)
     result: dict[str, object] = {"games": {}}
     for index, task in enumerate(tasks):
@@ -189,8 +194,7 @@ def main() -> None:
         "target_replay30_over_snapshot_restore": 100,
     }
     print(json.dumps(result["summary"], indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "alfworld_snapshot.json").write_text(json.dumps(result, indent=2))
+    recording.finish(result)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _harness
 from tqdm import tqdm
 
 from agentgym_budget.agents import parse_agent
@@ -71,7 +72,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--max-new-tokens", type=int, default=24)
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.episodes, args.batch, args.rounds, args.max_new_tokens = 2, 2, 1, 4
+    recording = _harness.start("hf_agent_batching", args.smoke)
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp) / "model"
         build(directory)
@@ -97,9 +102,7 @@ def main() -> None:
         "same_actions": actions["batched"] == actions["one_at_a_time"],
     }
     print(json.dumps(result, indent=2))
-    out = Path(__file__).parent / "results" / "hf_agent_batching.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    recording.finish(result)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import _harness
+
 from agentgym_budget.eval.passkt import worker as passkt_worker
 from agentgym_budget.eval.passkt.config import PassKTConfig
 from agentgym_budget.eval.passkt.plan import run_passkt
@@ -214,7 +216,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=8, help="samples per task")
     parser.add_argument("--budget", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3, help="rounds (medians are reported)")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.concurrency, args.n, args.budget, args.rounds = "1,4", 2, 5, 1
+    recording = _harness.start("llm_concurrency", args.smoke)
     levels = sorted(int(c) for c in args.concurrency.split(","))
     ref = EnvRef.parse(*ENV)
     all_tasks = list(ref.task_ids()[: max(1, max(levels) // 2)])
@@ -276,7 +282,6 @@ def main() -> None:
     print(
         f"\nrecords identical across concurrencies and rounds (shared tasks, timing aside): {'yes' if identical else 'NO'}"
     )
-    RESULTS.mkdir(exist_ok=True)
     summary = {
         "env": ref.label,
         "latency_s": args.latency,
@@ -288,8 +293,7 @@ def main() -> None:
         "records_identical": identical,
         "rows": table,
     }
-    (RESULTS / "llm_concurrency.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"wrote {RESULTS / 'llm_concurrency.json'}")
+    recording.finish(summary)
 
 
 if __name__ == "__main__":

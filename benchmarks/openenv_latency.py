@@ -16,7 +16,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import queue
 import statistics
@@ -25,6 +24,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import _harness
 
 from agentgym_budget.integrations.openenv import RemoteSession
 from agentgym_budget.integrations.session import EpisodeSession
@@ -80,10 +81,14 @@ def main() -> None:
     parser.add_argument("--env-args", default="level=10")
     parser.add_argument("--episodes", type=int, default=30)
     parser.add_argument("--sessions", default="1,2,4,8,16")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.episodes, args.sessions = 2, "1,2"
+    recording = _harness.start("openenv_latency", args.smoke)
     counts = [int(k) for k in args.sessions.split(",")]
     config = SessionConfig(args.env, env_kwargs=args.env_args, max_turns=100)
-    seeds = range(8)  # every game generated before any timing
+    seeds = range(2 if args.smoke else 8)  # every game generated before any timing
     plans = expert_plans(config, seeds)
     local = EpisodeSession(config)
     process, url = start_server(args, max(counts))
@@ -145,23 +150,17 @@ def main() -> None:
         process.terminate()
         process.wait(timeout=60)
         local.close()
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "openenv_latency.json"
-    out.write_text(
-        json.dumps(
-            {
-                "env": args.env,
-                "env_args": args.env_args,
-                "local_median_ms": local_median * 1e3,
-                "openenv_median_ms": remote_median * 1e3,
-                "ratio": remote_median / local_median,
-                "concurrency": concurrency,
-                "cpus": os.cpu_count(),
-            },
-            indent=2,
-        )
+    recording.finish(
+        {
+            "env": args.env,
+            "env_args": args.env_args,
+            "local_median_ms": local_median * 1e3,
+            "openenv_median_ms": remote_median * 1e3,
+            "ratio": remote_median / local_median,
+            "concurrency": concurrency,
+            "cpus": os.cpu_count(),
+        }
     )
-    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -21,10 +21,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
+
+import _harness
 
 from agentgym_budget.cli.cmd_passkt import DEFAULT_AGENTS, DEFAULT_ENV, DEFAULT_ENV_ARGS
 from agentgym_budget.eval.passkt.config import PassKTConfig
@@ -41,7 +42,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--n", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.tasks, args.n, args.workers = 1, 8, 1  # n >= 8: the grid has K = 8
+    recording = _harness.start("prefix_mode", args.smoke)
     ref = EnvRef.parse(DEFAULT_ENV, DEFAULT_ENV_ARGS)
     prepare_tasks(ref, select_tasks(ref, args.tasks), workers=args.workers)
     rows, grids = {}, {}
@@ -71,7 +76,6 @@ def main() -> None:
     same = grids["independent"] == grids["prefix"]
     print(f"\nindependent / prefix: episodes {episodes:.2f}x, env steps {steps:.2f}x, wall time {wall:.2f}x")
     print(f"same Pass@(K,T) grid in both modes: {'yes' if same else 'NO'}")
-    RESULTS.mkdir(exist_ok=True)
     summary = {
         "env": ref.label,
         "agents": list(DEFAULT_AGENTS),
@@ -82,8 +86,7 @@ def main() -> None:
         "ratios": {"episodes": round(episodes, 3), "steps": round(steps, 3), "wall": round(wall, 3)},
         "same_grid": same,
     }
-    (RESULTS / "prefix_mode.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"wrote {RESULTS / 'prefix_mode.json'}")
+    recording.finish(summary)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _harness
+
 from agentgym_budget.eval.passkt.config import PassKTConfig
 from agentgym_budget.eval.passkt.plan import episode_key, run_passkt
 from agentgym_budget.runner.ray_executor import RayBackend
@@ -78,7 +80,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--records", type=int, default=20000, help="records of the executor-only measure")
     parser.add_argument("--worker-niceness", type=int, default=None, help="RAY_worker_niceness (Ray's default: 15)")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.tasks, args.n, args.budgets, args.workers, args.rounds, args.records = 2, 1, "5", 1, 1, 200
+    recording = _harness.start("ray_vs_pool", args.smoke)
     if args.worker_niceness is not None:
         os.environ["RAY_worker_niceness"] = str(args.worker_niceness)  # noqa: SIM112  (Ray reads this exact name)
     budgets = tuple(int(b) for b in args.budgets.split(","))
@@ -96,7 +102,13 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="ray_vs_pool-"))
     run_passkt(warm, root / "warm", progress=False, plots=False)  # games generated and cached before timing
     began = time.perf_counter()
-    ray.init(address="local", num_cpus=args.workers, include_dashboard=False, logging_level="WARNING")
+    ray.init(
+        address="local",
+        num_cpus=args.workers,
+        include_dashboard=False,
+        logging_level="WARNING",
+        _temp_dir=tempfile.mkdtemp(prefix="ray-"),  # its own: /tmp/ray may belong to another user
+    )
     cluster_start = time.perf_counter() - began
     print(f"local Ray cluster ({args.workers} CPUs) started in {cluster_start:.1f} s")
     runs: dict[str, list[float]] = {"local": [], "ray": []}
@@ -130,7 +142,6 @@ def main() -> None:
         f"throughput ratio ray/local {ratio:.2f} ({ratio_with_start:.2f} counting the cluster's start); "
         f"same records: {identical}; load average {load:.1f}"
     )
-    RESULTS.mkdir(exist_ok=True)
     report = {
         "grid": {"env": ENV.label, "agents": list(AGENTS), "tasks": args.tasks, "budgets": list(budgets), "n": args.n},
         "episodes": episodes,
@@ -145,7 +156,7 @@ def main() -> None:
         "executor_records_per_s": {name: round(statistics.median(values)) for name, values in delivery.items()},
         "load_average": round(load, 2),
     }
-    (RESULTS / "ray_vs_pool.json").write_text(json.dumps(report, indent=2))
+    recording.finish(report)
 
 
 if __name__ == "__main__":

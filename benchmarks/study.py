@@ -11,14 +11,17 @@ study into ``runs/study``), then prints, from ``study.json``:
 
 Usage::
 
-    python benchmarks/study.py [--out runs/study] [any other agentgym-budget study argument]
+    python benchmarks/study.py [--out runs/study] [--smoke] [any other agentgym-budget study argument]
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
+
+import _harness
 
 from agentgym_budget.cli.main import main
 
@@ -45,11 +48,28 @@ def report(out: Path) -> None:
         )
 
 
+SMOKE = [
+    "--train-budget", "3", "--sft-steps", "2", "--rl-steps", "1", "--train-tasks", "4", "--budgets", "3,4", "--eval-budgets", "3",
+    "--eval-tasks", "2", "--eval-samples", "4", "--probe-states", "1", "--recovery-states", "1", "--workers", "1",
+    "--no-progress",
+]  # fmt: skip
+"""``--smoke``: every stage on a few tasks and steps (into a temporary directory unless --out is given)."""
+
+
 if __name__ == "__main__":
     arguments = sys.argv[1:]
+    smoke = "--smoke" in arguments
+    if smoke:
+        arguments = [a for a in arguments if a != "--smoke"] + SMOKE
     if "--out" not in arguments:
-        arguments += ["--out", "runs/study"]
+        arguments += ["--out", tempfile.mkdtemp(prefix="study-smoke-") if smoke else "runs/study"]
+    recording = _harness.start("study", smoke)
     status = main(["study", *arguments])
     if status == 0:
-        report(Path(arguments[arguments.index("--out") + 1]))
+        out = Path(arguments[arguments.index("--out") + 1])
+        report(out)
+        study = json.loads((out / "study.json").read_text())
+        recording.finish(
+            {key: study.get(key) for key in ("config", "stage_wall_s", "total_wall_s", "pass@1", "differences")}
+        )
     sys.exit(status)

@@ -16,11 +16,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+import _harness
 
 from agentgym_budget.tasks.textworld import games
 
@@ -44,9 +45,15 @@ def timed(function, *args) -> tuple[float, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=4)
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.seeds = 1
+    recording = _harness.start("textworld_generation", args.smoke)
     result = {}
-    for name, recipe in RECIPES.items():
+    kinds = ["CoinCollector l5", "Simple"] if args.smoke else list(RECIPES)  # the quickest to generate
+    for name in kinds:
+        recipe = RECIPES[name]
         make, check, failed = [], [], 0
         for seed in range(args.seeds):
             with tempfile.TemporaryDirectory() as folder:
@@ -66,8 +73,7 @@ def main() -> None:
             f"{name:18s} make {row['make_s']:.2f} s  check {row['check_s']:.3f} s  "
             f"first use x{row['first_use_slowdown']:.2f}  failing the check {failed}/{args.seeds}"
         )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "textworld_generation.json").write_text(json.dumps(result, indent=2))
+    recording.finish(result)
 
 
 if __name__ == "__main__":

@@ -21,15 +21,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import _harness
 import gymnasium as gym
 import jericho
 import textworld
-from textworld_overhead import record_actions  # the same random admissible actions as the overhead benchmark
+from textworld_overhead import (  # the same random admissible actions as the overhead benchmark
+    record_actions,
+    time_steps,
+)
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
@@ -46,14 +49,11 @@ def stack(env_id: str, kwargs: dict, lean: bool) -> gym.Env:
     return StateSnapshot(TurnBudget(gym.make(env_id, lean=lean, **kwargs), max_turns=10_000))
 
 
-def timed(reset: Callable[[], None], step: Callable[[str], object], actions: list[str]) -> list[float]:
+def timed(
+    reset: Callable[[], None], step: Callable[[str], object], actions: list[str]
+) -> tuple[list[float], list[float]]:
     reset()
-    times = []
-    for action in actions:
-        start = time.perf_counter()
-        step(action)
-        times.append(time.perf_counter() - start)
-    return times
+    return time_steps(step, actions)
 
 
 def outcomes(env: gym.Env, seed: int, actions: list[str]) -> list[tuple]:
@@ -91,10 +91,14 @@ def measure(env_id: str, kwargs: dict, episodes: int, steps: int) -> dict:
         "default": (lambda: default.reset(seed=seed), default.step),
     }
     times: dict[str, list[float]] = {name: [] for name in runners}
+    cpu_times: dict[str, list[float]] = {name: [] for name in runners}
     for _ in range(episodes):
         for name, (reset, step) in runners.items():
-            times[name] += timed(reset, step, actions)
+            walls, cpus = timed(reset, step, actions)
+            times[name] += walls
+            cpu_times[name] += cpus
     medians = {name: statistics.median(values) * 1e3 for name, values in times.items()}
+    cpu = {name: statistics.median(values) * 1e3 for name, values in cpu_times.items()}
     same = outcomes(lean, seed, actions) == outcomes(default, seed, actions)
     for env in (default, lean, bare):
         env.close()
@@ -104,6 +108,8 @@ def measure(env_id: str, kwargs: dict, episodes: int, steps: int) -> dict:
         "kwargs": kwargs,
         "actions": len(actions),
         "median_step_ms": {name: round(value, 4) for name, value in medians.items()},
+        "median_step_cpu_ms": {name: round(value, 4) for name, value in cpu.items()},
+        "lean_over_raw_cpu": round(cpu["lean"] / cpu["raw"], 3),
         "lean_over_raw": round(medians["lean"] / medians["raw"], 3),
         "textworld_over_raw": round(medians["textworld"] / medians["raw"], 3),
         "default_over_raw": round(medians["default"] / medians["raw"], 3),
@@ -114,11 +120,43 @@ def measure(env_id: str, kwargs: dict, episodes: int, steps: int) -> dict:
     }
 
 
+def readme_rows(result: dict) -> list[list[str]]:
+    """The README row of this benchmark, formatted from its ``result``."""
+    games = result["games"]
+
+    def each(pick: Callable[[dict], float]) -> str:
+        return " / ".join(f"{pick(row):.2f}" for row in games)
+
+    labels = " / ".join(f"{row['env'].split('-')[1]} {next(iter(row['kwargs'].values()))}" for row in games)
+    same = all(row["same_outcomes"] for row in games)
+    figure = (
+        f"lean / raw **{each(lambda row: row['lean_over_raw'])}** in wall time, "
+        f"{each(lambda row: row['lean_over_raw_cpu'])} in CPU time (raw "
+        f"{each(lambda row: row['median_step_ms']['raw'])} ms median; TextWorld without infos / raw "
+        f"{each(lambda row: row['textworld_over_raw'])}; default stack "
+        f"{each(lambda row: row['median_step_ms']['default'])} ms); "
+        f"{'identical outcomes on every step' if same else 'outcomes DIFFER'}"
+    )
+    return [
+        [
+            "TextWorld step, lean mode (`lean=True`, full stack `gym.make` + `TurnBudget` + `StateSnapshot`) vs raw "
+            f"jericho `FrotzEnv.step` vs the default stack, same game and actions ({labels})",
+            figure,
+            f"<= {result['target_lean_over_raw']}",
+            "`python benchmarks/textworld_lean.py`",
+        ]
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=30, help="episodes per runner (alternating blocks)")
     parser.add_argument("--steps", type=int, default=40, help="actions per episode")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.episodes, args.steps = 2, 5
+    recording = _harness.start("textworld_lean", args.smoke)
     rows = [measure(env_id, kwargs, args.episodes, args.steps) for env_id, kwargs in GAMES]
     print(f"{'game':<34} {'raw':>7} {'tw':>7} {'lean':>7} {'default':>8}  lean/raw  default/raw  same")
     for row in rows:
@@ -130,8 +168,7 @@ def main() -> None:
         )
     result = {"target_lean_over_raw": 1.3, "games": rows}
     print(json.dumps(result, indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "textworld_lean.json").write_text(json.dumps(result, indent=2))
+    recording.finish(result, readme_rows(result))
 
 
 if __name__ == "__main__":

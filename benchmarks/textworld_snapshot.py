@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _harness
 import gymnasium as gym
 import textworld
 
@@ -135,14 +136,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--difficulty", type=int, default=3)
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.repeats = 3
+    recording = _harness.start("textworld_snapshot", args.smoke)
     actions = safe_actions(seed=1, length=31, difficulty=args.difficulty)
     result: dict[str, object] = {f"after_{depth}_steps": measure(depth, actions, args) for depth in (10, 30)}
     result["target_replay30_over_snapshot_restore"] = 100
     result["target_fork64_speedup"] = 3
     print(json.dumps(result, indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "textworld_snapshot.json").write_text(json.dumps(result, indent=2))
+    recording.finish(result)
 
 
 if __name__ == "__main__":

@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
-import json
 import os
 import time
-from pathlib import Path
+
+import _harness
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -36,7 +36,6 @@ from agentgym_budget.integrations.trl import (
 )
 from agentgym_budget.train.tiny_lm import warm_tiny_lm
 
-RESULTS = Path(__file__).parent / "results"
 ENV_SECONDS = [0.0]
 RECORDS: list[dict] = []
 
@@ -79,7 +78,11 @@ def main() -> None:
     parser.add_argument(
         "--completion-tokens", type=int, default=1024, help="max_completion_length (tool output counts)"
     )
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.budgets, args.steps, args.batch, args.generations = "2", 1, 4, 2
+    recording = _harness.start("trl_rollout", args.smoke)
     torch.set_num_threads(args.threads)
     budgets = tuple(int(b) for b in args.budgets.split(","))
     config = SessionConfig(args.env, env_kwargs=args.env_args, budgets=budgets)
@@ -94,7 +97,7 @@ def main() -> None:
     for row in rows:  # games generated before timing: the figure is steady-state rollouts
         warmer.reset(**row)
     trainer_args = GRPOConfig(
-        output_dir=str(RESULTS / "trl-rollout-run"),
+        output_dir=str(_harness.results_dir(args.smoke) / "trl-rollout-run"),
         max_steps=args.steps,
         per_device_train_batch_size=args.batch,
         num_generations=args.generations,
@@ -139,25 +142,19 @@ def main() -> None:
         print(
             f"  budget {budget}: {len(records)} rollouts, mean turns {mean_turns:.2f}, won {won}, truncated {truncated}"
         )
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "trl_rollout.json"
-    out.write_text(
-        json.dumps(
-            {
-                "env": config.label,
-                "parameters": parameters,
-                "steps": args.steps,
-                "rollouts": len(RECORDS),
-                "turns": turns,
-                "wall_s": wall,
-                "turns_per_s": turns / wall,
-                "env_seconds": ENV_SECONDS[0],
-                "records": RECORDS,
-            },
-            indent=2,
-        )
+    recording.finish(
+        {
+            "env": config.label,
+            "parameters": parameters,
+            "steps": args.steps,
+            "rollouts": len(RECORDS),
+            "turns": turns,
+            "wall_s": wall,
+            "turns_per_s": turns / wall,
+            "env_seconds": ENV_SECONDS[0],
+            "records": RECORDS,
+        }
     )
-    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _harness
 import gymnasium as gym
 
 import agentgym_budget  # noqa: F401  (registers the ids)
@@ -82,7 +83,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--tasks", type=int, default=5)
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.repeats, args.tasks = 3, 2
+    recording = _harness.start("webshop_snapshot", args.smoke)
     result: dict[str, object] = {"tasks": {str(task): measure(task, args) for task in range(args.tasks)}}
     tasks = list(result["tasks"].values())
     result["summary"] = {
@@ -98,8 +103,7 @@ def main() -> None:
         )
     }
     print(json.dumps(result, indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "webshop_snapshot.json").write_text(json.dumps(result, indent=2))
+    recording.finish(result)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -31,6 +30,8 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+
+import _harness
 
 from agentgym_budget.tasks.webshop.env import WebShopEnvBase
 from agentgym_budget.tasks.webshop.expert import strip_price
@@ -95,7 +96,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="catalog seed")
     parser.add_argument("--episodes", type=int, default=300)
     parser.add_argument("--queries", type=int, default=500, help="search queries timed")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.num_products, args.episodes, args.queries = 2_000, 20, 20
+    recording = _harness.start("webshop_speed", args.smoke)
 
     scratch = Path(tempfile.mkdtemp(prefix="webshop-bench-"))
     try:
@@ -166,10 +171,7 @@ def main() -> None:
     print(
         f"  step with expert     median {row['median_ms']:.3f} ms  p90 {row['p90_ms']:.3f} ms  (goal for 'all': < 1 ms)"
     )
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "webshop_speed.json"
-    out.write_text(json.dumps(report, indent=2))
-    print(f"  wrote {out}")
+    recording.finish(report)
 
 
 if __name__ == "__main__":

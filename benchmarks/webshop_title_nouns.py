@@ -32,6 +32,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import _harness
+
 from agentgym_budget.tasks.webshop.generator import generate_catalog
 from agentgym_budget.tasks.webshop.nouns import NounTagger, default_tagger, token_features, tokenize_title
 
@@ -87,6 +89,15 @@ def load_pipeline(model: str):
     import spacy
 
     return spacy.load(model, exclude=["ner", "parser", "lemmatizer"])
+
+
+def blank_pipeline():
+    """spaCy's blank English pipeline (no tagger: every noun list is empty); the smoke run's."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.meta["name"] = "blank"
+    return nlp
 
 
 def spacy_tags(nlp, titles: list[str]) -> list[list[tuple[str, bool]]]:
@@ -149,14 +160,21 @@ def agreement(nlp, titles: list[str], tagger: NounTagger) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="spaCy pipeline (path or package name)")
+    parser.add_argument("--model", help="spaCy pipeline (path or package name); required but with --smoke")
     parser.add_argument("--compare", help="a second pipeline, to measure how much two real taggers agree")
     parser.add_argument("--train", type=Path, help="retrain the tagger and write its weights here")
     parser.add_argument("--fixture", type=Path, help="write the pipeline's nouns of the 1k catalog's titles here")
     parser.add_argument("--train-size", type=int, default=10_000, help="products per training catalog")
+    parser.add_argument("--held-out", type=int, default=10_000, help="generated titles compared")
+    _harness.add_smoke_flag(parser)
     args = parser.parse_args()
+    if not args.smoke and not args.model:
+        parser.error("--model is required (but with --smoke, which uses spaCy's blank English pipeline)")
+    if args.smoke:
+        args.held_out = 200
+    recording = _harness.start("webshop_title_nouns", args.smoke)
 
-    nlp = load_pipeline(args.model)
+    nlp = load_pipeline(args.model) if args.model else blank_pipeline()
     if args.train:
         titles = [p.title for seed in (1, 2, 3) for p in generate_catalog(args.train_size, seed).products]
         start = time.perf_counter()
@@ -178,7 +196,7 @@ def main() -> None:
         args.fixture.write_text(json.dumps(payload, indent=0, sort_keys=True) + "\n")
         print(f"wrote the nouns of {len(titles)} titles -> {args.fixture}")
 
-    held_out = [p.title for p in generate_catalog(10_000, 0).products]
+    held_out = [p.title for p in generate_catalog(args.held_out, 0).products]
     report = {
         "pipeline": f"{nlp.meta['lang']}_{nlp.meta['name']} {nlp.meta['version']}",
         "generated_titles_seed0": agreement(nlp, held_out, tagger),
@@ -194,8 +212,7 @@ def main() -> None:
             )
         report["other_pipeline"] = f"{other.meta['lang']}_{other.meta['name']} {other.meta['version']}"
     print(json.dumps(report, indent=2))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "webshop_title_nouns.json").write_text(json.dumps(report, indent=2))
+    recording.finish(report)
 
 
 if __name__ == "__main__":

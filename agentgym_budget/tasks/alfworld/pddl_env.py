@@ -50,7 +50,9 @@ from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.pddl.pddl import PddlEnv
 from textworld.logic import Proposition, Variable
 
-from agentgym_budget.errors import DataError, InvalidOptionError
+from agentgym_budget.errors import DataError
+from agentgym_budget.game_cache_size import GAME_CACHE_ENV_VAR as SHARED_GAME_CACHE_ENV_VAR
+from agentgym_budget.game_cache_size import game_cache_bytes
 from agentgym_budget.memory_cache import MemoryCache
 from agentgym_budget.tasks.alfworld.data import read_game_data
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar, check_grammar
@@ -198,16 +200,12 @@ def _bound_interned_propositions() -> None:
 
 
 def _cache_capacity() -> int:
-    text = os.environ.get(GAME_CACHE_ENV_VAR, "").strip()
-    try:
-        megabytes = float(text) if text else 128.0
-    except ValueError:
-        raise InvalidOptionError(f"${GAME_CACHE_ENV_VAR} must be a number of megabytes, got {text!r}.") from None
-    return int(megabytes * 2**20)
+    return game_cache_bytes()
 
 
-GAME_CACHE_ENV_VAR = "AGENTGYM_BUDGET_ALFWORLD_CACHE_MB"
-"""Environment variable: megabytes of loaded ALFWorld games kept per process (default 128)."""
+GAME_CACHE_ENV_VAR = SHARED_GAME_CACHE_ENV_VAR
+"""Environment variable: megabytes of loaded games kept per process (default 128; shared with TextWorld,
+see :mod:`agentgym_budget.game_cache_size`)."""
 
 GAME_CACHE: MemoryCache[GameData] = MemoryCache(_cache_capacity(), weigh=lambda game: game.weight)
 """The loaded games of this process, least recently used evicted past :data:`GAME_CACHE_ENV_VAR` megabytes

@@ -36,6 +36,7 @@ from textworld.envs.wrappers.tw_inform7 import Inform7Data, StateTracking
 from textworld.generator.game import Game, GameProgression
 
 from agentgym_budget.errors import DataError, SnapshotMismatchError
+from agentgym_budget.game_cache_size import game_cache_bytes
 from agentgym_budget.memory_cache import MemoryCache
 from agentgym_budget.snapshot_codec import JsonData
 from agentgym_budget.tasks.textworld.interpreter import InterpreterLease
@@ -48,27 +49,37 @@ __all__ = ["TextWorldEngine", "TextWorldEngineState", "load_game"]
 make_parsers_thread_safe()
 
 
-_GAMES: MemoryCache[Game] = MemoryCache(capacity=32)
+_GAME_FIXED_BYTES = 64 * 2**10
+"""Estimated bytes of a parsed game beyond three times its ``.json`` (derived caches, interned facts)."""
+
+_GAMES: MemoryCache[tuple[Game, int]] = MemoryCache(game_cache_bytes(), weigh=lambda entry: entry[1])
+"""Parsed games of this process with their estimated bytes, bounded by :func:`game_cache_bytes`."""
 _LOAD_LOCK = threading.Lock()  # warnings.catch_warnings changes process-wide state
 
 
 def load_game(z8_path: str) -> Game:
     """The parsed ``Game`` of a ``.z8`` file (from the ``.json`` beside it), cached per process.
 
-    The last 32 games are kept; threads loading the same game at once parse it once.
+    Games are kept up to ``$AGENTGYM_BUDGET_GAME_CACHE_MB`` megabytes (an estimate: a freshly parsed
+    game takes about twice its ``.json``; three times is counted, plus a constant for what playing adds);
+    threads loading the same game at once parse it once.
 
     Raises:
         DataError: The ``.json`` is missing, unreadable or not a TextWorld game.
     """
     json_path = os.path.splitext(z8_path)[0] + ".json"
     try:
-        return _GAMES.get((json_path, os.path.getmtime(json_path)), lambda: Game.load(json_path))
+        return _GAMES.get((json_path, os.path.getmtime(json_path)), lambda: _parse(json_path))[0]
     except Exception as err:  # json, KeyError, TypeError, TatSu's FailedParse, ... from TextWorld's loader
         message = " ".join(str(err).split())[:300]
         raise DataError(
             f"Cannot read the TextWorld game data {json_path} ({type(err).__name__}: {message}); expected the "
             ".json file TextWorld writes beside each .z8 game."
         ) from err
+
+
+def _parse(json_path: str) -> tuple[Game, int]:
+    return Game.load(json_path), 3 * os.path.getsize(json_path) + _GAME_FIXED_BYTES
 
 
 def _copy_progression(progression: GameProgression | None) -> GameProgression | None:

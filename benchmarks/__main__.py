@@ -1,0 +1,131 @@
+"""Run every benchmark and regenerate the README's benchmark table from their JSON results.
+
+Usage::
+
+    python -m benchmarks                  # full runs (long), then the README table
+    python -m benchmarks --smoke          # seconds-long run of every script (results/smoke/)
+    python -m benchmarks --readme         # only regenerate the README table from benchmarks/results/
+    python -m benchmarks --only textworld_overhead integrity_costs
+
+Each script runs in its own process (``python benchmarks/NAME.py``) so that its CPU time and
+memory are its own. The README table lies between ``<!-- benchmarks:begin -->`` and
+``<!-- benchmarks:end -->`` and is made of the ``readme_rows`` of ``benchmarks/results/*.json``
+in the order of :data:`SCRIPTS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+README = HERE.parent / "README.md"
+BEGIN, END = "<!-- benchmarks:begin -->", "<!-- benchmarks:end -->"
+HEADER = "| what | figure | target | reproduce |\n|---|---|---|---|"
+
+# README order; the arguments a full run passes beyond the script's defaults, and the smoke run's
+SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
+    "textworld_overhead": ([], ["--smoke"]),
+    "textworld_lean": ([], ["--smoke"]),
+    "textworld_snapshot": ([], ["--smoke"]),
+    "textworld_generation": ([], ["--smoke"]),
+    "alfworld_speed": ([], ["--smoke"]),
+    "alfworld_snapshot": ([], ["--smoke"]),
+    "webshop_snapshot": ([], ["--smoke"]),
+    "alfworld_resources": ([], ["--smoke"]),
+    "alfworld_reset_cache": ([], ["--smoke"]),
+    "textworld_reset_cache": (["--tasks", "50", "--draws", "300"], ["--smoke"]),
+    "webshop_speed": ([], ["--smoke"]),
+    "integrity_costs": ([], ["--smoke"]),
+    "ray_vs_pool": ([], ["--smoke"]),
+    "prefix_mode": ([], ["--smoke"]),
+    "llm_concurrency": ([], ["--smoke"]),
+    "openenv_latency": ([], ["--smoke"]),
+    "trl_rollout": ([], ["--smoke"]),
+    "hf_agent_batching": (["--rounds", "5"], ["--smoke"]),
+    "webshop_title_nouns": (None, ["--smoke"]),  # full run needs a spaCy pipeline: --model DIR
+    "study": (None, ["--smoke"]),  # full run is the hour-long study: python benchmarks/study.py
+}
+
+
+def run_script(name: str, arguments: list[str]) -> tuple[int, float]:
+    """Run one benchmark script in its own process; its exit status and wall seconds."""
+    began = time.perf_counter()
+    status = subprocess.call([sys.executable, str(HERE / f"{name}.py"), *arguments], cwd=HERE.parent)
+    return status, time.perf_counter() - began
+
+
+def _cell(text: str) -> str:
+    escaped = text.replace("|", "\\|")
+    return f" {escaped} " if text else " "
+
+
+def _conditions(record: dict) -> str:
+    """When and under what load a record was measured, e.g. ``2026-12-04, load average 1.2 -> 1.5``."""
+    machine = record["machine"]
+    return (
+        f"{record['finished_utc'][:10]}, load average {machine['load_before'][0]:.1f} -> "
+        f"{machine['load_after'][0]:.1f}, CPU {record['timing']['process_cpu_s']:.0f} s of "
+        f"{record['timing']['wall_s']:.0f} s wall"
+    )
+
+
+def table(results: Path) -> str:
+    """The README table from the ``readme_rows`` of each script's JSON in ``results``."""
+    lines = [HEADER]
+    for name in SCRIPTS:
+        path = results / f"{name}.json"
+        if not path.exists():
+            continue
+        record = json.loads(path.read_text())
+        for index, row in enumerate(record.get("readme_rows", [])):
+            if index == 0 and "machine" in record and not record.get("readme_rows_by_hand"):
+                row = [row[0], f"{row[1]} ({_conditions(record)})", *row[2:]]
+            lines.append("|" + "|".join(_cell(text) for text in row) + "|")
+    return "\n".join(lines)
+
+
+def regenerate_readme(results: Path, readme: Path = README) -> bool:
+    """Replace the table between the markers in ``readme``; whether it changed."""
+    text = readme.read_text()
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{BEGIN}\n{table(results)}\n{END}{tail}"
+    if new != text:
+        readme.write_text(new)
+    return new != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true", help="seconds-long runs; the README is left alone")
+    parser.add_argument("--readme", action="store_true", help="only regenerate the README table")
+    parser.add_argument("--only", nargs="+", choices=sorted(SCRIPTS), help="run these scripts only")
+    args = parser.parse_args(argv)
+    results = Path(os.environ.get("BENCHMARK_RESULTS_DIR") or HERE / "results")
+    failed = []
+    if not args.readme:
+        for name in args.only or SCRIPTS:
+            full, smoke = SCRIPTS[name]
+            if not args.smoke and full is None:
+                print(f"[benchmarks] {name}: skipped (its full run is started by hand, see its docstring)")
+                continue
+            status, seconds = run_script(name, smoke if args.smoke else full)
+            print(f"[benchmarks] {name}: exit {status} in {seconds:.1f} s", flush=True)
+            if status:
+                failed.append(name)
+    if not args.smoke:
+        changed = regenerate_readme(results)
+        print(f"[benchmarks] README table {'regenerated' if changed else 'unchanged'}")
+    if failed:
+        print(f"[benchmarks] failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
