@@ -57,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--show-budget", action="store_true", help="show [Turns left: k of T] in every observation")
     parser.add_argument("--process-reward", action="store_true", help="RL on the ProcessReward-shaped return")
+    parser.add_argument(
+        "--credit", default="episode", help="GRPO credit: episode (default), turn or gigpo (per-turn advantages)"
+    )
+    parser.add_argument("--gamma", type=float, default=1.0, help="discount of per-turn returns (turn, gigpo)")
     parser.add_argument("--model", default=None, metavar="PATH", help="local Hugging Face causal LM as the base policy")
     parser.add_argument("--init", default=None, metavar="DIR", help="start RL from this checkpoint (skips SFT)")
     parser.add_argument("--steps", type=positive_int, default=None, help="GRPO steps (default 60; with sft: SFT steps)")
@@ -88,6 +92,7 @@ def build_config(args: argparse.Namespace):
 
     base = TrainConfig(args.env, args.env_args, recipe=args.recipe, budget=args.budget, budgets=args.budgets)
     sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
+    grpo = replace(base.grpo, credit=args.credit, gamma=args.gamma)
     return replace(
         base,
         show_budget=args.show_budget,
@@ -97,7 +102,7 @@ def build_config(args: argparse.Namespace):
         train_tasks=args.train_tasks,
         seed=args.seed,
         sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,
-        grpo=replace(base.grpo, steps=args.steps) if args.steps and args.recipe != "sft" else base.grpo,
+        grpo=replace(grpo, steps=args.steps) if args.steps and args.recipe != "sft" else grpo,
     )
 
 

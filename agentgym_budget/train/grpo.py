@@ -36,6 +36,7 @@ from agentgym_budget.integrations.dependencies import require
 from agentgym_budget.integrations.session import SessionConfig
 from agentgym_budget.integrations.trl import DEFAULT_SYSTEM_PROMPT, dataset_rows, grpo_trainer
 from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
+from agentgym_budget.train.credit import check_credit
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
@@ -63,6 +64,11 @@ class GRPOSettings:
         save_steps: Steps between checkpoints.
         loss_type: TRL's loss aggregation. ``"grpo"`` (default) averages each rollout's token losses
             first, so a failed episode's many turns do not outweigh a won episode's few.
+        credit: ``"episode"`` (TRL's GRPO: one advantage per rollout), ``"turn"`` or ``"gigpo"``
+            (per-turn advantages, :mod:`agentgym_budget.train.credit`); only the per-turn modes let a
+            process reward change what is learnt.
+        gamma: Discount of the per-turn returns (``turn``, ``gigpo``), in ``(0, 1]``.
+        step_weight: Weight of GiGPO's step advantage beside the episode advantage.
 
     Raises:
         InvalidOptionError: A value out of range, or ``episodes_per_step`` not a multiple of ``num_generations``.
@@ -83,8 +89,12 @@ class GRPOSettings:
     tokens_per_turn: int = 160
     save_steps: int = 10
     loss_type: str = "grpo"
+    credit: str = "episode"
+    gamma: float = 1.0
+    step_weight: float = 1.0
 
     def __post_init__(self) -> None:
+        check_credit(self.credit, self.gamma, self.step_weight)
         for name in ("steps", "episodes_per_step", "num_generations", "tokens_per_turn", "save_steps"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -187,7 +197,13 @@ def run_grpo(
     episodes = JsonlLog(out / "episodes.jsonl")
     metrics = JsonlLog(out / "metrics.jsonl")
     recorder = EpisodeRecorder(episodes)
-    trainer = grpo_trainer(
+    build, credit = grpo_trainer, {}
+    if settings.credit != "episode":
+        from agentgym_budget.train.turn_grpo import turn_credit_trainer
+
+        build = turn_credit_trainer
+        credit = {"credit": settings.credit, "gamma": settings.gamma, "step_weight": settings.step_weight}
+    trainer = build(
         model,
         tokenizer,
         config,
@@ -195,6 +211,7 @@ def run_grpo(
         datasets.Dataset.from_list(rows),
         reward_funcs=[recorder],
         callbacks=[metrics_callback(metrics, "rl"), *callbacks],
+        **credit,
     )
     recorder.trainer = trainer
     checkpoint = last_checkpoint(out / "checkpoints") if resume else None
