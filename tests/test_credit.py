@@ -148,3 +148,34 @@ def test_grpo_with_turn_credit_trains_without_nan(tmp_path, credit):
         assert all(0 <= r["credit/shared_state_turns"] <= 1 for r in rl)
     model, _ = load_causal_lm(tmp_path / "final")
     assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def _rows(path):
+    timing = {"elapsed_s", "step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second"}
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in row.items() if k not in timing and k != "train_loss"} for row in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
+def test_killed_sft_and_grpo_resume_to_bit_identical_weights_and_metrics(tmp_path):
+    import subprocess
+
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import load_file
+
+    from tests.resume_worker import KILLED
+
+    def run(out, *kill):
+        command = [sys.executable, "-m", "tests.resume_worker", str(tmp_path / out), *map(str, kill)]
+        return subprocess.run(command, capture_output=True, text=True, timeout=600).returncode
+
+    assert run("straight") == 0
+    assert run("killed", "sft", 5) == KILLED  # dies right after sft/checkpoints/checkpoint-5
+    assert run("killed", "rl", 2) == KILLED  # resumes SFT at step 5, dies after rl/checkpoints/checkpoint-2
+    assert run("killed") == 0
+    for phase in ("sft/final", "final"):
+        a, b = (load_file(tmp_path / run_ / phase / "model.safetensors") for run_ in ("straight", "killed"))
+        assert all(torch.equal(a[name], b[name]) for name in a), phase
+    for log in ("sft/metrics.jsonl", "rl/metrics.jsonl", "rl/episodes.jsonl"):
+        assert _rows(tmp_path / "straight" / log) == _rows(tmp_path / "killed" / log), log

@@ -247,7 +247,9 @@ def _base(config: TrainConfig, data: Trajectories, directory: Path) -> tuple[Any
             data.conversations, config.tiny, chat_format=config.chat_format(), seed=config.seed
         )
     save_model(model, tokenizer, base, config.chat_format())
-    return model, tokenizer
+    # Train what a resumed run (and evaluation) loads: a tokenizer built in memory and the same one
+    # reloaded from disk split some texts differently (" 1" into 1 or 2 tokens), so resuming diverged.
+    return load_causal_lm(base)
 
 
 def _plot_on_save(out: Path, plots: bool) -> list[Any]:

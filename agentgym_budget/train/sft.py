@@ -117,9 +117,18 @@ def run_sft(
     checkpoint = last_checkpoint(out / "checkpoints") if resume else None
     if checkpoint is not None:
         JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint))
+        _restore_token_count(trainer, checkpoint)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     trainer.model.eval()
     return result
+
+
+def _restore_token_count(trainer: Any, checkpoint: Path) -> None:
+    """Put back TRL's count of trained tokens (logged as ``num_tokens``; TRL does not save it)."""
+    state = json.loads((checkpoint / "trainer_state.json").read_text())
+    counts = [entry["num_tokens"] for entry in state.get("log_history", []) if "num_tokens" in entry]
+    if counts and hasattr(trainer, "_total_train_tokens"):
+        trainer._total_train_tokens = int(counts[-1])
 
 
 def checkpoint_step(checkpoint: str | Path) -> int:
