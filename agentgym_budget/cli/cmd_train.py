@@ -50,10 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K=V,...",
         help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS})",
     )
-    parser.add_argument("--recipe", required=True, help="sft, fixed or budgetmix")
+    parser.add_argument("--recipe", required=True, help="sft, fixed, budgetmix or curriculum")
     parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
     parser.add_argument(
-        "--budgets", type=int_list, default=None, metavar="T,...", help="budgetmix: budgets drawn per episode"
+        "--budgets",
+        type=int_list,
+        default=None,
+        metavar="T,...",
+        help="budgetmix: budgets drawn per episode; curriculum: budgets in growing stages",
     )
     parser.add_argument("--show-budget", action="store_true", help="show [Turns left: k of T] in every observation")
     parser.add_argument("--process-reward", action="store_true", help="RL on the ProcessReward-shaped return")
@@ -114,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
     config = build_config(args)
     require("torch", extra="trl", feature="Training").set_num_threads(args.threads)
     budgets = (
-        f"budgets {','.join(map(str, config.budgets))} (BudgetMix)"
+        f"budgets {','.join(map(str, config.budgets))} "
+        + ("(curriculum stages)" if config.recipe == "curriculum" else "(BudgetMix)")
         if config.budgets
         else f"budget {config.largest_budget}"
     )

@@ -40,7 +40,7 @@ from agentgym_budget.train.credit import check_credit
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
-__all__ = ["GRPOSettings", "largest_budget", "run_grpo"]
+__all__ = ["GRPOSettings", "largest_budget", "run_grpo", "staged_budgets"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,21 @@ def largest_budget(config: SessionConfig) -> int:
     return max(config.budgets) if config.budgets else config.max_turns
 
 
+def staged_budgets(budgets: Sequence[int], settings: GRPOSettings) -> list[int]:
+    """The budget of every GRPO group of a curriculum: ``budgets`` in stages of equal length, in order.
+
+    Stage ``k`` covers steps ``[k * steps / n, (k + 1) * steps / n)`` (``n`` stages); every group of a
+    step has that step's budget.
+
+    Example:
+        >>> staged_budgets([2, 4, 8], GRPOSettings(steps=6, episodes_per_step=4, num_generations=2))
+        [2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8]
+    """
+    stages = sorted(budgets)
+    per_step = settings.episodes_per_step // settings.num_generations
+    return [stages[step * len(stages) // settings.steps] for step in range(settings.steps) for _ in range(per_step)]
+
+
 def _pin_reference(model: Any, tokenizer: Any, directory: Path) -> None:
     """Save the starting policy once (a resumed run must keep the first one) and make TRL load it as the reference.
 
@@ -154,13 +169,15 @@ def run_grpo(
     progress: bool = True,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     callbacks: Sequence[Any] = (),
+    budget_stages: Sequence[int] | None = None,
 ) -> Any:
     """Train ``model`` with GRPO on ``tasks`` of ``config``; returns TRL's ``TrainOutput``.
 
     Writes ``out/checkpoints/checkpoint-N``, ``out/metrics.jsonl``, ``out/episodes.jsonl`` and, with a KL
     term, ``out/reference`` (the starting policy). With
     ``resume`` (the default) a run that finds a checkpoint in ``out`` continues from it; ``callbacks`` are extra
-    ``transformers.TrainerCallback`` s.
+    ``transformers.TrainerCallback`` s. ``budget_stages`` (a curriculum) splits the steps into that many
+    stages of equal length played at those budgets in order (:func:`staged_budgets`).
 
     Raises:
         InvalidOptionError: No task.
@@ -173,6 +190,9 @@ def run_grpo(
     out = Path(out)
     groups = settings.steps * settings.episodes_per_step // settings.num_generations
     rows = dataset_rows(config, episodes=groups, seed=seed, tasks=list(tasks), system_prompt=system_prompt)
+    if budget_stages:
+        for row, budget in zip(rows, staged_budgets(budget_stages, settings), strict=True):
+            row["max_turns"] = budget
     turns = largest_budget(config) + 1  # one more call lets the model learn to stop after the end
     args = trl.GRPOConfig(
         output_dir=str(out / "checkpoints"),

@@ -1,4 +1,5 @@
-"""Training recipes: ``sft`` (base policy), ``fixed`` (GRPO at one budget), ``budgetmix`` (GRPO, budget drawn per episode).
+"""Training recipes: ``sft`` (base policy), ``fixed`` (GRPO at one budget), ``budgetmix`` (GRPO, budget drawn per
+episode), ``curriculum`` (GRPO, budgets growing in stages).
 
 :func:`run_training` runs a :class:`TrainConfig` into a directory, phase by phase:
 
@@ -10,7 +11,9 @@
 2. **RL** (``fixed``, ``budgetmix``): multi-turn GRPO (:func:`~agentgym_budget.train.grpo.run_grpo`)
    from the SFT result (or ``init``) on the same training tasks; ``fixed`` plays every episode at
    ``budget``, ``budgetmix`` draws each episode's budget from ``budgets`` with
-   :class:`~agentgym_budget.wrappers.BudgetMix`; ``show_budget`` shows ``[Turns left: k of T]``,
+   :class:`~agentgym_budget.wrappers.BudgetMix`, ``curriculum`` plays the budgets in increasing
+   stages of equal length (the first ``1/len(budgets)`` of the steps at the smallest, and so on, as
+   AgentGym-RL's ScalingInter-RL grows the interaction horizon); ``show_budget`` shows ``[Turns left: k of T]``,
    ``process_reward`` trains on the ProcessReward-shaped return.
 
 Layout of ``out``::
@@ -55,7 +58,7 @@ from agentgym_budget.wrappers.turn_budget import validate_budget
 
 __all__ = ["RECIPES", "TrainConfig", "run_training"]
 
-RECIPES = ("sft", "fixed", "budgetmix")
+RECIPES = ("sft", "fixed", "budgetmix", "curriculum")
 """Training recipes (see the module docstring)."""
 
 
@@ -68,7 +71,7 @@ class TrainConfig:
         env_kwargs: Its constructor arguments (mapping or ``"k=v,..."``).
         recipe: One of :data:`RECIPES`.
         budget: Budget of every RL episode (``fixed``); with ``sft``, the demonstrations' budget (default 16).
-        budgets: Budgets drawn per episode (``budgetmix``).
+        budgets: Budgets drawn per episode (``budgetmix``) or played in increasing stages (``curriculum``).
         show_budget: Show the remaining turns in every observation (demonstrations and RL alike).
         process_reward: RL on the ProcessReward-shaped return instead of the family's reward.
         model: A local Hugging Face causal LM directory as the base policy (default: the built-in tiny model).
@@ -93,7 +96,7 @@ class TrainConfig:
         >>> TrainConfig("TextWorld-CoinCollector-v0", recipe="budgetmx")
         Traceback (most recent call last):
         ...
-        agentgym_budget.errors.InvalidOptionError: Unknown recipe 'budgetmx'. Did you mean 'budgetmix'? Recipes: sft, fixed, budgetmix.
+        agentgym_budget.errors.InvalidOptionError: Unknown recipe 'budgetmx'. Did you mean 'budgetmix'? Recipes: sft, fixed, budgetmix, curriculum.
         >>> TrainConfig("TextWorld-CoinCollector-v0", recipe="budgetmix", budgets=(8, 4)).session_config().budgets
         (4, 8)
     """
@@ -127,9 +130,9 @@ class TrainConfig:
             if not values:
                 raise InvalidBudgetError("--budgets is empty: give comma-separated positive integers like 4,6,8.")
             object.__setattr__(self, "budgets", values)
-        if self.recipe == "budgetmix" and (self.budgets is None or self.budget is not None):
+        if self.recipe in ("budgetmix", "curriculum") and (self.budgets is None or self.budget is not None):
             raise InvalidOptionError(
-                "Recipe budgetmix draws each episode's budget: give --budgets 4,6,8 (not --budget)."
+                f"Recipe {self.recipe} plays several budgets: give --budgets 4,6,8 (not --budget)."
             )
         if self.recipe == "fixed" and (self.budget is None or self.budgets is not None):
             raise InvalidOptionError("Recipe fixed plays every episode at one budget: give --budget N (not --budgets).")
@@ -159,6 +162,11 @@ class TrainConfig:
         if self.budgets:
             return max(self.budgets)
         return self.budget if self.budget is not None else 16
+
+    @property
+    def budget_stages(self) -> tuple[int, ...] | None:
+        """The budgets of the ``curriculum`` recipe's stages, in order (``None`` for the other recipes)."""
+        return self.budgets if self.recipe == "curriculum" else None
 
     def session_config(self) -> SessionConfig:
         """The RL environment: the train split with the recipe's budget policy and reward."""
@@ -306,6 +314,7 @@ def _rl_phase(config: TrainConfig, start: Path, out: Path, progress: bool, plots
         seed=config.seed,
         progress=progress,
         callbacks=_plot_on_save(out, plots),
+        budget_stages=config.budget_stages,
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final
