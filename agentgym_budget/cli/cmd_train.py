@@ -65,7 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--credit", default="episode", help="GRPO credit: episode (default), turn or gigpo (per-turn advantages)"
     )
     parser.add_argument("--gamma", type=float, default=1.0, help="discount of per-turn returns (turn, gigpo)")
-    parser.add_argument("--model", default=None, metavar="PATH", help="local Hugging Face causal LM as the base policy")
+    parser.add_argument(
+        "--model",
+        default=None,
+        metavar="PATH",
+        help="base policy: a local Hugging Face causal LM directory, a .gguf file or smollm2-135m (extra smollm2)",
+    )
     parser.add_argument("--init", default=None, metavar="DIR", help="start RL from this checkpoint (skips SFT)")
     parser.add_argument("--steps", type=positive_int, default=None, help="GRPO steps (default 60; with sft: SFT steps)")
     parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
