@@ -82,6 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
     )
+    parser.add_argument(
+        "--report-to",
+        default="",
+        metavar="NAME,...",
+        help="also log to these transformers loggers, e.g. tensorboard (events in OUT/sft/checkpoints/runs, OUT/rl/checkpoints/runs)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--no-plots", action="store_true", help="no training.png")
 
@@ -110,6 +116,7 @@ def build_config(args: argparse.Namespace):
         init=args.init,
         train_tasks=args.train_tasks,
         seed=args.seed,
+        report_to=tuple(name.strip() for name in args.report_to.split(",") if name.strip()),
         sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,
         grpo=replace(grpo, steps=args.steps) if args.steps and args.recipe != "sft" else grpo,
     )

@@ -169,6 +169,7 @@ def run_grpo(
     progress: bool = True,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     callbacks: Sequence[Any] = (),
+    report_to: Sequence[str] = (),
     budget_stages: Sequence[int] | None = None,
 ) -> Any:
     """Train ``model`` with GRPO on ``tasks`` of ``config``; returns TRL's ``TrainOutput``.
@@ -208,7 +209,7 @@ def run_grpo(
         max_completion_length=settings.tokens_per_turn * turns,
         max_tool_calling_iterations=turns,
         logging_steps=1,
-        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress),
+        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
         shuffle_dataset=False,
     )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")

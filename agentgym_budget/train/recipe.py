@@ -87,6 +87,8 @@ class TrainConfig:
         sft: SFT hyper-parameters.
         grpo: GRPO hyper-parameters.
         seed: Seed of everything (data, weights, sampling).
+        report_to: Loggers of ``transformers`` that get the logs too (e.g. ``("tensorboard",)``: events in
+            ``sft/checkpoints/runs`` and ``rl/checkpoints/runs``), beside ``metrics.jsonl`` and ``training.png``.
 
     Raises:
         InvalidOptionError: An unknown recipe, ``budget`` / ``budgets`` missing for their recipe or given
@@ -118,6 +120,7 @@ class TrainConfig:
     sft: SFTSettings = field(default_factory=lambda: SFTSettings(steps=350, save_steps=50))
     grpo: GRPOSettings = field(default_factory=GRPOSettings)
     seed: int = 0
+    report_to: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.recipe not in RECIPES:
@@ -190,6 +193,7 @@ class TrainConfig:
         data = asdict(self)
         data["env_kwargs"] = dict(self.env_kwargs)
         data["budgets"] = list(self.budgets) if self.budgets else None
+        data.pop("report_to")  # where logs also go is not a setting of the run: a resume may change it
         return data
 
     @classmethod
@@ -202,6 +206,7 @@ class TrainConfig:
         values["grpo"] = GRPOSettings(**values.get("grpo", {}))
         if values.get("budgets") is not None:
             values["budgets"] = tuple(values["budgets"])
+        values["report_to"] = tuple(values.get("report_to", ()))
         return cls(**values)
 
 
@@ -295,6 +300,7 @@ def _sft_phase(config: TrainConfig, out: Path, progress: bool, plots: bool) -> P
         seed=config.seed,
         progress=progress,
         callbacks=_plot_on_save(out, plots),
+        report_to=config.report_to,
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final
@@ -318,6 +324,7 @@ def _rl_phase(config: TrainConfig, start: Path, out: Path, progress: bool, plots
         progress=progress,
         callbacks=_plot_on_save(out, plots),
         budget_stages=config.budget_stages,
+        report_to=config.report_to,
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final

@@ -71,6 +71,7 @@ def run_sft(
     resume: bool = True,
     progress: bool = True,
     callbacks: Sequence[Any] = (),
+    report_to: Sequence[str] = (),
 ) -> Any:
     """Fine-tune ``model`` on ``conversations``; returns TRL's ``TrainOutput``.
 
@@ -101,7 +102,7 @@ def run_sft(
         assistant_only_loss=True,
         max_length=settings.max_length,
         packing=False,
-        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress),
+        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
     )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     try:
