@@ -11,7 +11,7 @@ from agentgym_budget.train.pretrained import packaged_gguf, resolve_model
 
 
 def test_model_specs_are_checked(tmp_path):
-    with pytest.raises(InvalidOptionError, match="neither a known model"):
+    with pytest.raises(InvalidOptionError, match="not a local Hugging Face model directory"):
         resolve_model(tmp_path)  # a directory without config.json
     with pytest.raises(DataError, match="not found"):
         resolve_model(tmp_path / "missing.gguf")

@@ -17,7 +17,7 @@ Example:
     >>> resolve_model("llama-7b")
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.InvalidOptionError: --model 'llama-7b' is neither a known model (smollm2-135m), a .gguf file nor a local Hugging Face model directory (no config.json). Nothing is downloaded.
+    agentgym_budget.errors.InvalidOptionError: --model 'llama-7b' is not a local Hugging Face model directory (no config.json), a .gguf file or a known model (smollm2-135m). Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -125,6 +125,6 @@ def resolve_model(spec: str | Path) -> Path:
     if (path / "config.json").is_file():
         return path
     raise InvalidOptionError(
-        f"--model {text!r} is neither a known model ({', '.join(PRETRAINED)}), a .gguf file nor a local Hugging Face "
-        "model directory (no config.json). Nothing is downloaded."
+        f"--model {text!r} is not a local Hugging Face model directory (no config.json), a .gguf file or a known "
+        f"model ({', '.join(PRETRAINED)}). Nothing is downloaded."
     )
