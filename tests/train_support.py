@@ -16,7 +16,7 @@ def tiny_config(recipe="fixed", **changes):
     from agentgym_budget.train.recipe import TrainConfig
     from agentgym_budget.train.sft import SFTSettings
 
-    budgets = {"budget": 3} if recipe in ("fixed", "sft") else {"budgets": (2, 4)}
+    budgets = {"budget": 3} if recipe in ("fixed", "sft") else {"budgets": (2, 4)}  # budgetmix, curriculum
     config = TrainConfig(
         *COIN,
         recipe=recipe,

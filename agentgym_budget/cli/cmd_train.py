@@ -52,14 +52,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K=V,...",
         help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS} for {DEFAULT_TRAIN_ENV}, none for other envs)",
     )
-    parser.add_argument("--recipe", required=True, help="sft, fixed or budgetmix")
+    parser.add_argument("--recipe", required=True, help="sft, fixed, budgetmix or curriculum")
     parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
     parser.add_argument(
-        "--budgets", type=int_list, default=None, metavar="T,...", help="budgetmix: budgets drawn per episode"
+        "--budgets",
+        type=int_list,
+        default=None,
+        metavar="T,...",
+        help="budgetmix: budgets drawn per episode; curriculum: budgets in growing stages",
     )
     parser.add_argument("--show-budget", action="store_true", help="show [Turns left: k of T] in every observation")
     parser.add_argument("--process-reward", action="store_true", help="RL on the ProcessReward-shaped return")
-    parser.add_argument("--model", default=None, metavar="PATH", help="local Hugging Face causal LM as the base policy")
+    parser.add_argument(
+        "--credit", default="episode", help="GRPO credit: episode (default), turn or gigpo (per-turn advantages)"
+    )
+    parser.add_argument("--gamma", type=float, default=1.0, help="discount of per-turn returns (turn, gigpo)")
+    parser.add_argument(
+        "--model",
+        default=None,
+        metavar="PATH",
+        help="base policy: a local Hugging Face causal LM directory, a .gguf file or smollm2-135m (extra smollm2)",
+    )
     parser.add_argument("--init", default=None, metavar="DIR", help="start RL from this checkpoint (skips SFT)")
     parser.add_argument("--steps", type=positive_int, default=None, help="GRPO steps (default 60; with sft: SFT steps)")
     parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
@@ -70,6 +83,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
     parser.add_argument(
         "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
+    )
+    parser.add_argument(
+        "--report-to",
+        default="",
+        metavar="NAME,...",
+        help="also log to these transformers loggers, e.g. tensorboard (events in OUT/sft/checkpoints/runs, OUT/rl/checkpoints/runs)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--no-plots", action="store_true", help="no training.png")
@@ -97,6 +116,7 @@ def build_config(args: argparse.Namespace):
 
     base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)
     sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
+    grpo = replace(base.grpo, credit=args.credit, gamma=args.gamma)
     return replace(
         base,
         show_budget=args.show_budget,
@@ -105,8 +125,9 @@ def build_config(args: argparse.Namespace):
         init=args.init,
         train_tasks=args.train_tasks,
         seed=args.seed,
+        report_to=tuple(name.strip() for name in args.report_to.split(",") if name.strip()),
         sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,
-        grpo=replace(base.grpo, steps=args.steps) if args.steps and args.recipe != "sft" else base.grpo,
+        grpo=replace(grpo, steps=args.steps) if args.steps and args.recipe != "sft" else grpo,
     )
 
 
@@ -118,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     config = build_config(args)
     require("torch", extra="trl", feature="Training").set_num_threads(args.threads)
     budgets = (
-        f"budgets {','.join(map(str, config.budgets))} (BudgetMix)"
+        f"budgets {','.join(map(str, config.budgets))} "
+        + ("(curriculum stages)" if config.recipe == "curriculum" else "(BudgetMix)")
         if config.budgets
         else f"budget {config.largest_budget}"
     )

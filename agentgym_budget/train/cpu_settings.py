@@ -12,24 +12,29 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["cpu_trainer_arguments"]
 
 
-def cpu_trainer_arguments(*, save_steps: int, seed: int, progress: bool) -> dict[str, Any]:
+def cpu_trainer_arguments(
+    *, save_steps: int, seed: int, progress: bool, report_to: Sequence[str] = ()
+) -> dict[str, Any]:
     """Keyword arguments for ``trl.SFTConfig`` / ``trl.GRPOConfig`` common to every training phase.
 
     Args:
         save_steps: Save a checkpoint every this many optimiser steps.
         seed: Seed of the weights' initialisation, sampling and data order.
         progress: Show the trainer's tqdm bar.
+        report_to: Loggers of ``transformers`` to send the logs to as well (``"tensorboard"``, ``"wandb"``,
+            ...; its library must be installed); TensorBoard writes to ``<output_dir>/runs/``.
     """
     return {
         "save_strategy": "steps",
         "save_steps": save_steps,
         "save_total_limit": 2,
-        "report_to": [],
+        "report_to": list(report_to),
         "use_cpu": True,
         "bf16": False,
         "activation_checkpointing": False,

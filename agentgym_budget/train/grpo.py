@@ -37,11 +37,12 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import dataset_rows, grpo_trainer
 from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
+from agentgym_budget.train.credit import check_credit
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
 from agentgym_budget.train.quiet import quiet_trainer
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
-__all__ = ["GRPOSettings", "largest_budget", "run_grpo"]
+__all__ = ["GRPOSettings", "largest_budget", "run_grpo", "staged_budgets"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,11 @@ class GRPOSettings:
         save_steps: Steps between checkpoints.
         loss_type: TRL's loss aggregation. ``"grpo"`` (default) averages each rollout's token losses
             first, so a failed episode's many turns do not outweigh a won episode's few.
+        credit: ``"episode"`` (TRL's GRPO: one advantage per rollout), ``"turn"`` or ``"gigpo"``
+            (per-turn advantages, :mod:`agentgym_budget.train.credit`); only the per-turn modes let a
+            process reward change what is learnt.
+        gamma: Discount of the per-turn returns (``turn``, ``gigpo``), in ``(0, 1]``.
+        step_weight: Weight of GiGPO's step advantage beside the episode advantage.
 
     Raises:
         InvalidOptionError: A value out of range, or ``episodes_per_step`` not a multiple of ``num_generations``.
@@ -85,8 +91,12 @@ class GRPOSettings:
     tokens_per_turn: int = 160
     save_steps: int = 10
     loss_type: str = "grpo"
+    credit: str = "episode"
+    gamma: float = 1.0
+    step_weight: float = 1.0
 
     def __post_init__(self) -> None:
+        check_credit(self.credit, self.gamma, self.step_weight)
         for name in ("steps", "episodes_per_step", "num_generations", "tokens_per_turn", "save_steps"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -119,6 +129,21 @@ def largest_budget(config: SessionConfig) -> int:
     return max(config.budgets) if config.budgets else config.max_turns
 
 
+def staged_budgets(budgets: Sequence[int], settings: GRPOSettings) -> list[int]:
+    """The budget of every GRPO group of a curriculum: ``budgets`` in stages of equal length, in order.
+
+    Stage ``k`` covers steps ``[k * steps / n, (k + 1) * steps / n)`` (``n`` stages); every group of a
+    step has that step's budget.
+
+    Example:
+        >>> staged_budgets([2, 4, 8], GRPOSettings(steps=6, episodes_per_step=4, num_generations=2))
+        [2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8]
+    """
+    stages = sorted(budgets)
+    per_step = settings.episodes_per_step // settings.num_generations
+    return [stages[step * len(stages) // settings.steps] for step in range(settings.steps) for _ in range(per_step)]
+
+
 def _pin_reference(model: Any, tokenizer: Any, directory: Path) -> None:
     """Save the starting policy once (a resumed run must keep the first one) and make TRL load it as the reference.
 
@@ -146,13 +171,16 @@ def run_grpo(
     progress: bool = True,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     callbacks: Sequence[Any] = (),
+    report_to: Sequence[str] = (),
+    budget_stages: Sequence[int] | None = None,
 ) -> Any:
     """Train ``model`` with GRPO on ``tasks`` of ``config``; returns TRL's ``TrainOutput``.
 
     Writes ``out/checkpoints/checkpoint-N``, ``out/metrics.jsonl``, ``out/episodes.jsonl`` and, with a KL
     term, ``out/reference`` (the starting policy). With
     ``resume`` (the default) a run that finds a checkpoint in ``out`` continues from it; ``callbacks`` are extra
-    ``transformers.TrainerCallback`` s.
+    ``transformers.TrainerCallback`` s. ``budget_stages`` (a curriculum) splits the steps into that many
+    stages of equal length played at those budgets in order (:func:`staged_budgets`).
 
     Raises:
         InvalidOptionError: No task.
@@ -165,6 +193,9 @@ def run_grpo(
     out = Path(out)
     groups = settings.steps * settings.episodes_per_step // settings.num_generations
     rows = dataset_rows(config, episodes=groups, seed=seed, tasks=list(tasks), system_prompt=system_prompt)
+    if budget_stages:
+        for row, budget in zip(rows, staged_budgets(budget_stages, settings), strict=True):
+            row["max_turns"] = budget
     turns = largest_budget(config) + 1  # one more call lets the model learn to stop after the end
     args = trl.GRPOConfig(
         output_dir=str(out / "checkpoints"),
@@ -180,7 +211,7 @@ def run_grpo(
         max_completion_length=settings.tokens_per_turn * turns,
         max_tool_calling_iterations=turns,
         logging_steps=1,
-        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress),
+        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
         shuffle_dataset=False,
     )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -189,7 +220,13 @@ def run_grpo(
     episodes = JsonlLog(out / "episodes.jsonl")
     metrics = JsonlLog(out / "metrics.jsonl")
     recorder = EpisodeRecorder(episodes)
-    trainer = grpo_trainer(
+    build, credit = grpo_trainer, {}
+    if settings.credit != "episode":
+        from agentgym_budget.train.turn_grpo import turn_credit_trainer
+
+        build = turn_credit_trainer
+        credit = {"credit": settings.credit, "gamma": settings.gamma, "step_weight": settings.step_weight}
+    trainer = build(
         model,
         tokenizer,
         config,
@@ -197,6 +234,7 @@ def run_grpo(
         datasets.Dataset.from_list(rows),
         reward_funcs=[recorder],
         callbacks=[metrics_callback(metrics, "rl"), *callbacks],
+        **credit,
     )
     recorder.trainer = trainer
     if not progress:

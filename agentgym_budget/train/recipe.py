@@ -1,4 +1,5 @@
-"""Training recipes: ``sft`` (base policy), ``fixed`` (GRPO at one budget), ``budgetmix`` (GRPO, budget drawn per episode).
+"""Training recipes: ``sft`` (base policy), ``fixed`` (GRPO at one budget), ``budgetmix`` (GRPO, budget drawn per
+episode), ``curriculum`` (GRPO, budgets growing in stages).
 
 :func:`run_training` runs a :class:`TrainConfig` into a directory, phase by phase:
 
@@ -10,7 +11,9 @@
 2. **RL** (``fixed``, ``budgetmix``): multi-turn GRPO (:func:`~agentgym_budget.train.grpo.run_grpo`)
    from the SFT result (or ``init``) on the same training tasks; ``fixed`` plays every episode at
    ``budget``, ``budgetmix`` draws each episode's budget from ``budgets`` with
-   :class:`~agentgym_budget.wrappers.BudgetMix`; ``show_budget`` shows ``[Turns left: k of T]``,
+   :class:`~agentgym_budget.wrappers.BudgetMix`, ``curriculum`` plays the budgets in increasing
+   stages of equal length (the first ``1/len(budgets)`` of the steps at the smallest, and so on, as
+   AgentGym-RL's ScalingInter-RL grows the interaction horizon); ``show_budget`` shows ``[Turns left: k of T]``,
    ``process_reward`` trains on the ProcessReward-shaped return.
 
 Layout of ``out``::
@@ -57,7 +60,7 @@ from agentgym_budget.wrappers.turn_budget import validate_budget
 
 __all__ = ["RECIPES", "TrainConfig", "run_training"]
 
-RECIPES = ("sft", "fixed", "budgetmix")
+RECIPES = ("sft", "fixed", "budgetmix", "curriculum")
 """Training recipes (see the module docstring)."""
 
 
@@ -70,10 +73,11 @@ class TrainConfig:
         env_kwargs: Its constructor arguments (mapping or ``"k=v,..."``).
         recipe: One of :data:`RECIPES`.
         budget: Budget of every RL episode (``fixed``); with ``sft``, the demonstrations' budget (default 16).
-        budgets: Budgets drawn per episode (``budgetmix``).
+        budgets: Budgets drawn per episode (``budgetmix``) or played in increasing stages (``curriculum``).
         show_budget: Show the remaining turns in every observation (demonstrations and RL alike).
         process_reward: RL on the ProcessReward-shaped return instead of the family's reward.
-        model: A local Hugging Face causal LM directory as the base policy (default: the built-in tiny model).
+        model: The base policy (default: the built-in tiny model): a local Hugging Face causal LM directory, a
+            ``.gguf`` file or a named model such as ``smollm2-135m`` (:mod:`agentgym_budget.train.pretrained`).
         init: A checkpoint directory (e.g. an ``sft`` run's ``final``) to start RL from; skips SFT.
         train_tasks: Tasks of the train split used (its first ``train_tasks``). With 40 tasks (80
             demonstrations) the default tiny model memorised them and never read the observation (it
@@ -85,6 +89,8 @@ class TrainConfig:
         sft: SFT hyper-parameters.
         grpo: GRPO hyper-parameters.
         seed: Seed of everything (data, weights, sampling).
+        report_to: Loggers of ``transformers`` that get the logs too (e.g. ``("tensorboard",)``: events in
+            ``sft/checkpoints/runs`` and ``rl/checkpoints/runs``), beside ``metrics.jsonl`` and ``training.png``.
 
     Raises:
         InvalidOptionError: An unknown recipe, ``budget`` / ``budgets`` missing for their recipe or given
@@ -95,7 +101,7 @@ class TrainConfig:
         >>> TrainConfig("TextWorld-CoinCollector-v0", recipe="budgetmx")
         Traceback (most recent call last):
         ...
-        agentgym_budget.errors.InvalidOptionError: Unknown recipe 'budgetmx'. Did you mean 'budgetmix'? Recipes: sft, fixed, budgetmix.
+        agentgym_budget.errors.InvalidOptionError: Unknown recipe 'budgetmx'. Did you mean 'budgetmix'? Recipes: sft, fixed, budgetmix, curriculum.
         >>> TrainConfig("TextWorld-CoinCollector-v0", recipe="budgetmix", budgets=(8, 4)).session_config().budgets
         (4, 8)
     """
@@ -116,6 +122,7 @@ class TrainConfig:
     sft: SFTSettings = field(default_factory=lambda: SFTSettings(steps=350, save_steps=50))
     grpo: GRPOSettings = field(default_factory=GRPOSettings)
     seed: int = 0
+    report_to: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.recipe not in RECIPES:
@@ -129,9 +136,9 @@ class TrainConfig:
             if not values:
                 raise InvalidBudgetError("--budgets is empty: give comma-separated positive integers like 4,6,8.")
             object.__setattr__(self, "budgets", values)
-        if self.recipe == "budgetmix" and (self.budgets is None or self.budget is not None):
+        if self.recipe in ("budgetmix", "curriculum") and (self.budgets is None or self.budget is not None):
             raise InvalidOptionError(
-                "Recipe budgetmix draws each episode's budget: give --budgets 4,6,8 (not --budget)."
+                f"Recipe {self.recipe} plays several budgets: give --budgets 4,6,8 (not --budget)."
             )
         if self.recipe == "fixed" and (self.budget is None or self.budgets is not None):
             raise InvalidOptionError("Recipe fixed plays every episode at one budget: give --budget N (not --budgets).")
@@ -162,6 +169,11 @@ class TrainConfig:
             return max(self.budgets)
         return self.budget if self.budget is not None else 16
 
+    @property
+    def budget_stages(self) -> tuple[int, ...] | None:
+        """The budgets of the ``curriculum`` recipe's stages, in order (``None`` for the other recipes)."""
+        return self.budgets if self.recipe == "curriculum" else None
+
     def session_config(self) -> SessionConfig:
         """The RL environment: the train split with the recipe's budget policy and reward."""
         return SessionConfig(
@@ -183,6 +195,7 @@ class TrainConfig:
         data = asdict(self)
         data["env_kwargs"] = dict(self.env_kwargs)
         data["budgets"] = list(self.budgets) if self.budgets else None
+        data.pop("report_to")  # where logs also go is not a setting of the run: a resume may change it
         return data
 
     @classmethod
@@ -195,6 +208,7 @@ class TrainConfig:
         values["grpo"] = GRPOSettings(**values.get("grpo", {}))
         if values.get("budgets") is not None:
             values["budgets"] = tuple(values["budgets"])
+        values["report_to"] = tuple(values.get("report_to", ()))
         return cls(**values)
 
 
@@ -245,13 +259,17 @@ def _base(config: TrainConfig, data: Trajectories, directory: Path) -> tuple[Any
     if (base / "config.json").is_file():
         return load_causal_lm(base)
     if config.model is not None:
-        model, tokenizer = load_causal_lm(config.model)
+        from agentgym_budget.train.pretrained import resolve_model
+
+        model, tokenizer = load_causal_lm(resolve_model(config.model))
     else:
         model, tokenizer = build_base_model(
             data.conversations, config.tiny, chat_format=config.chat_format(), seed=config.seed
         )
     save_model(model, tokenizer, base, config.chat_format())
-    return model, tokenizer
+    # Train what a resumed run (and evaluation) loads: a tokenizer built in memory and the same one
+    # reloaded from disk split some texts differently (" 1" into 1 or 2 tokens), so resuming diverged.
+    return load_causal_lm(base)
 
 
 def _plot_on_save(out: Path, plots: bool) -> list[Any]:
@@ -286,6 +304,7 @@ def _sft_phase(config: TrainConfig, out: Path, progress: bool, plots: bool) -> P
         seed=config.seed,
         progress=progress,
         callbacks=_plot_on_save(out, plots),
+        report_to=config.report_to,
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final
@@ -308,6 +327,8 @@ def _rl_phase(config: TrainConfig, start: Path, out: Path, progress: bool, plots
         seed=config.seed,
         progress=progress,
         callbacks=_plot_on_save(out, plots),
+        budget_stages=config.budget_stages,
+        report_to=config.report_to,
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final

@@ -72,6 +72,7 @@ def run_sft(
     resume: bool = True,
     progress: bool = True,
     callbacks: Sequence[Any] = (),
+    report_to: Sequence[str] = (),
 ) -> Any:
     """Fine-tune ``model`` on ``conversations``; returns TRL's ``TrainOutput``.
 
@@ -102,7 +103,7 @@ def run_sft(
         assistant_only_loss=True,
         max_length=settings.max_length,
         packing=False,
-        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress),
+        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
     )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     try:
@@ -120,9 +121,18 @@ def run_sft(
     checkpoint = last_checkpoint(out / "checkpoints") if resume else None
     if checkpoint is not None:
         JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint))
+        _restore_token_count(trainer, checkpoint)
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     trainer.model.eval()
     return result
+
+
+def _restore_token_count(trainer: Any, checkpoint: Path) -> None:
+    """Put back TRL's count of trained tokens (logged as ``num_tokens``; TRL does not save it)."""
+    state = json.loads((checkpoint / "trainer_state.json").read_text())
+    counts = [entry["num_tokens"] for entry in state.get("log_history", []) if "num_tokens" in entry]
+    if counts and hasattr(trainer, "_total_train_tokens"):
+        trainer._total_train_tokens = int(counts[-1])
 
 
 def checkpoint_step(checkpoint: str | Path) -> int:

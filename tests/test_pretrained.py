@@ -1,0 +1,53 @@
+"""Pretrained base policies: named GGUF models, .gguf paths, local directories (extras ``trl``, ``smollm2``)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from agentgym_budget.errors import DataError, InvalidOptionError
+from agentgym_budget.train.pretrained import packaged_gguf, resolve_model
+
+
+def test_model_specs_are_checked(tmp_path):
+    with pytest.raises(InvalidOptionError, match="not a local Hugging Face model directory"):
+        resolve_model(tmp_path)  # a directory without config.json
+    with pytest.raises(DataError, match="not found"):
+        resolve_model(tmp_path / "missing.gguf")
+    (tmp_path / "config.json").write_text("{}")
+    assert resolve_model(tmp_path) == tmp_path
+    with pytest.raises(InvalidOptionError, match="Unknown pretrained model"):
+        packaged_gguf("smollm3")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
+def test_smollm2_is_dequantised_once_and_plays_the_act_tool(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from agentgym_budget.integrations.trl import DEFAULT_SYSTEM_PROMPT
+    from agentgym_budget.train.base_model import load_causal_lm
+    from agentgym_budget.train.chat_format import act_tool_schema
+
+    monkeypatch.setenv("AGENTGYM_BUDGET_CACHE", str(tmp_path))
+    assert packaged_gguf("smollm2-135m").stat().st_size > 90_000_000
+    directory = resolve_model("smollm2-135m")
+    assert resolve_model("smollm2-135m") == directory  # cached: built once
+    model, tokenizer = load_causal_lm(directory)  # checks that the template renders tool calls
+    assert type(model).__name__ == "LlamaForCausalLM" and sum(p.numel() for p in model.parameters()) == 134_515_008
+    messages = [
+        {"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
+        {
+            "role": "user",
+            "content": "You are in a kitchen. There is a coin here.\n\nAdmissible actions: take coin | look",
+        },
+    ]
+    ids = tokenizer.apply_chat_template(
+        messages, tools=[act_tool_schema()], add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
+    assert "<tools>" in tokenizer.decode(ids["input_ids"][0]) and '"act"' in tokenizer.decode(ids["input_ids"][0])
+    torch.manual_seed(0)
+    with torch.no_grad():
+        out = model.generate(**ids, max_new_tokens=12, do_sample=False)
+    reply = tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
+    assert reply.strip()  # a pretrained model answers in words (the tiny random one would not)
