@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.train.credit import RolloutTurns, turn_advantages
 from agentgym_budget.train.turn_grpo import TurnToolEnv, model_spans, state_digest, token_advantages
 
@@ -128,7 +128,7 @@ def test_credit_options_are_checked():
 @pytest.mark.parametrize("credit", ["turn", "gigpo"])
 def test_grpo_with_turn_credit_trains_without_nan(tmp_path, credit):
     torch = pytest.importorskip("torch")
-    from agentgym_budget.train.base_model import load_causal_lm
+    from agentgym_budget.agents.hf_model import load_causal_lm
     from agentgym_budget.train.recipe import run_training
     from tests.train_support import tiny_config
 

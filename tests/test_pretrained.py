@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
+from agentgym_budget.agents.pretrained import packaged_gguf, resolve_model
 from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.train.pretrained import packaged_gguf, resolve_model
 
 
 def test_model_specs_are_checked(tmp_path):
@@ -25,9 +25,9 @@ def test_model_specs_are_checked(tmp_path):
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
 def test_smollm2_is_dequantised_once_and_plays_the_act_tool(tmp_path, monkeypatch):
     torch = pytest.importorskip("torch")
+    from agentgym_budget.agents.hf_model import load_causal_lm
+    from agentgym_budget.chat.tool import act_tool_schema
     from agentgym_budget.integrations.trl import DEFAULT_SYSTEM_PROMPT
-    from agentgym_budget.train.base_model import load_causal_lm
-    from agentgym_budget.train.chat_format import act_tool_schema
 
     monkeypatch.setenv("AGENTGYM_BUDGET_CACHE", str(tmp_path))
     assert packaged_gguf("smollm2-135m").stat().st_size > 90_000_000

@@ -77,6 +77,8 @@ def test_first_tasks_of_other_splits_are_won_by_their_expert(split):
 @pytest.mark.slow
 def test_an_unwinnable_draw_is_redrawn_deterministically(monkeypatch, tmp_path):
     """Issue 9: TextWorld-Custom task 0 looped on "Which do you mean, the locker or the type 0 locker?"."""
+    # game.json records TextWorld's grammar folder, an absolute path of the venv: a cache another venv wrote differs
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path / "first"))
     env = gym.make("agentgym_budget/TextWorld-Custom-v0", info_keys={"expert_action"})
     won, _, record = play_expert(env, 0)
     assert won and record["textworld_seed"] == games.draw_seed(0, 1)
@@ -84,7 +86,7 @@ def test_an_unwinnable_draw_is_redrawn_deterministically(monkeypatch, tmp_path):
     assert games.expert_turns(env.unwrapped._game_path("custom-r5-o10-q5-b1-0")) == record["expert_turns"]
 
     first = env.unwrapped._game_path("custom-r5-o10-q5-b1-0")
-    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path))
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path / "again"))
     again = games.generate_game(games.custom_recipe(), seed=0, split="train")
     assert str(again) != first
     for name in ("game.json", "generation.json"):

@@ -4,7 +4,9 @@
 when they are parsed, before a run starts): it must hold ``config.json``, weights (``*.safetensors``
 or ``pytorch_model*.bin``), a tokenizer (``tokenizer.json`` or ``tokenizer_config.json``) and, if
 present, a valid ``agentgym_chat.json``
-(:class:`~agentgym_budget.chat.format.ChatFormat`). :func:`load_local_model` loads the model
+(:class:`~agentgym_budget.chat.format.ChatFormat`). A named pretrained model (``hf:smollm2-135m``) or a
+``.gguf`` file is first resolved to its cached directory (:func:`~agentgym_budget.agents.pretrained.resolve_model`:
+dequantised once, which needs the ``smollm2`` extra). :func:`load_local_model` loads the model
 once per process and directory (every agent of a worker shares it; a directory whose files changed
 since is loaded again) and prepares it the way TRL's
 GRPO trainer prepares it for multi-turn tool calling:
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.agents.pretrained import PRETRAINED, resolve_model
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError, InvalidOptionError, ModelPathError, did_you_mean
 
@@ -62,6 +65,8 @@ def check_model_dir(path: str | Path) -> Path:
         ModelPathError: The path does not exist, is not a directory, or lacks config, weights or tokenizer.
         DataError: Its ``agentgym_chat.json`` is not a chat format.
     """
+    if str(path) in PRETRAINED or str(path).endswith(".gguf"):
+        path = resolve_model(path)
     directory = Path(path).expanduser()
     advice = (
         "Give a directory written by save_pretrained (a training run's checkpoint, e.g. runs/train-bm/final); "

@@ -77,7 +77,7 @@ class TrainConfig:
         show_budget: Show the remaining turns in every observation (demonstrations and RL alike).
         process_reward: RL on the ProcessReward-shaped return instead of the family's reward.
         model: The base policy (default: the built-in tiny model): a local Hugging Face causal LM directory, a
-            ``.gguf`` file or a named model such as ``smollm2-135m`` (:mod:`agentgym_budget.train.pretrained`).
+            ``.gguf`` file or a named model such as ``smollm2-135m`` (:mod:`agentgym_budget.agents.pretrained`).
         init: A checkpoint directory (e.g. an ``sft`` run's ``final``) to start RL from; skips SFT.
         train_tasks: Tasks of the train split used (its first ``train_tasks``). With 40 tasks (80
             demonstrations) the default tiny model memorised them and never read the observation (it
@@ -259,7 +259,7 @@ def _base(config: TrainConfig, data: Trajectories, directory: Path) -> tuple[Any
     if (base / "config.json").is_file():
         return load_causal_lm(base)
     if config.model is not None:
-        from agentgym_budget.train.pretrained import resolve_model
+        from agentgym_budget.agents.pretrained import resolve_model
 
         model, tokenizer = load_causal_lm(resolve_model(config.model))
     else:

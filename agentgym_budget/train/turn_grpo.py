@@ -34,9 +34,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agentgym_budget import snapshot
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import SnapshotUnsupportedError
-from agentgym_budget.integrations.dependencies import require
-from agentgym_budget.integrations.session import SessionConfig
+from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import BudgetToolEnv, check_trainer_args, play_free_text
 from agentgym_budget.snapshot_codec import encode
 from agentgym_budget.train.credit import RolloutTurns, check_credit, state_groups, turn_advantages, useful_fraction

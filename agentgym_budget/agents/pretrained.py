@@ -27,8 +27,8 @@ import importlib.util
 from pathlib import Path
 
 from agentgym_budget.cache import cached_directory
+from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError, InvalidOptionError, MissingDependencyError
-from agentgym_budget.integrations.dependencies import require
 
 __all__ = ["PRETRAINED", "gguf_directory", "packaged_gguf", "resolve_model"]
 
