@@ -33,7 +33,6 @@ def test_task_rate_interval_covers(rate: float, tasks: int) -> None:
     assert hits / runs >= 0.93
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("rate", RATES)
 def test_expanded_bca_covers_mean_over_tasks(rate: float) -> None:
     rng = np.random.default_rng(12)
@@ -45,7 +44,6 @@ def test_expanded_bca_covers_mean_over_tasks(rate: float) -> None:
     assert hits / runs >= 0.93
 
 
-@pytest.mark.slow
 def test_paired_difference_covers_shift_on_heterogeneous_tasks() -> None:
     rng = np.random.default_rng(13)
     runs, tasks, shift = 1500, 12, 0.1
