@@ -1,0 +1,54 @@
+"""Study logs -> claim records -> claims and study.md lines (logs written by the test, not played)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from agentgym_budget.train.study_claims import claim_records, claims_markdown, study_claims
+
+AGENTS = {"sft": "hf:runs/sft/final", "fixed": "hf:runs/fixed/final"}
+
+
+def _write(path, records):
+    path.mkdir(parents=True)
+    (path / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _logs(tmp_path):
+    passkt = [
+        {"agent": AGENTS[a], "task_id": f"t{t}", "budget": 8, "mode": "prefix", "won": turn is not None,
+         "success_turn": turn, "sample": s}
+        for a, turn in (("sft", 6), ("fixed", 3)) for t in range(3) for s in range(2)
+    ] + [{"agent": "hf:other", "task_id": "t0", "budget": 8, "mode": "prefix", "won": False, "success_turn": None}]  # fmt: skip
+    probes = [{"kind": "probe", "agent": AGENTS[a], "state_id": f"s{i}", "optimal": a == "fixed", "seed": 99}
+              for a in AGENTS for i in range(3)]  # fmt: skip
+    recovery = [{"kind": "perturbed", "agent": AGENTS[a], "state_id": "s0", "k": k, "won": k == 0 or a == "fixed"}
+                for a in AGENTS for k in range(4)] + [{"kind": "natural", "agent": AGENTS["sft"]}]  # fmt: skip
+    _write(tmp_path / "passkt", passkt)
+    _write(tmp_path / "probe", probes)
+    _write(tmp_path / "recovery", recovery)
+
+
+def test_prefix_logs_give_outcomes_at_every_budget(tmp_path):
+    _logs(tmp_path)
+    episodes, probes, recovery = claim_records(tmp_path, AGENTS, [3, 8])
+    won = {(e["agent"], e["budget"]) for e in episodes if e["won"]}
+    assert won == {("sft", 8), ("fixed", 3), ("fixed", 8)}
+    assert len(episodes) == 2 * 3 * 2 * 2 and {e["seed"] for e in episodes} == {0}
+    assert {p["seed"] for p in probes} == {0} and sum(p["correct"] for p in probes) == 3
+    assert sorted(r["k"] for r in recovery) == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_study_claims_and_markdown_from_logs(tmp_path):
+    _logs(tmp_path)
+    config = SimpleNamespace(eval_budgets=(3, 8), budgets=(4, 6), seed=0)
+    claims = study_claims(tmp_path, config, AGENTS)
+    by_name = {c["claim"]: c for c in claims}
+    assert by_name["budget_dependence"]["estimate"] == -1.0  # fixed gains at 3 only: the gain grows as T tightens
+    assert (
+        by_name["budgetmix_robustness"]["verdict"] == "undecided"
+        and "budgetmix" in by_name["budgetmix_robustness"]["reason"]
+    )
+    text = "\n".join(claims_markdown(claims))
+    assert "| recovery |" in text and "One seed" in text and "CPUs" in text
