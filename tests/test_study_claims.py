@@ -52,3 +52,40 @@ def test_study_claims_and_markdown_from_logs(tmp_path):
     )
     text = "\n".join(claims_markdown(claims))
     assert "| recovery |" in text and "One seed" in text and "CPUs" in text
+
+
+def test_runs_named_with_an_index_are_training_seeds_of_their_recipe(tmp_path):
+    _logs(tmp_path)
+    agents = {"sft": AGENTS["sft"], "fixed@2": AGENTS["fixed"]}
+    episodes, _, recovery = claim_records(tmp_path, agents, [3, 8])
+    assert {(e["agent"], e["seed"]) for e in episodes} == {("sft", 0), ("fixed", 2)}
+    assert {(r["agent"], r["seed"]) for r in recovery} == {("sft", 0), ("fixed", 2)}
+
+
+def test_study_trains_each_rl_recipe_once_per_training_seed():
+    from agentgym_budget.train.study import StudyConfig, run_names
+    from agentgym_budget.train.study_presets import preset_settings
+
+    config = StudyConfig(training_seeds=preset_settings("default")["training_seeds"])
+    names = run_names(config)
+    assert [directory for _, directory, _ in names] == [
+        "sft", "fixed", "fixed@1", "fixed@2", "budgetmix", "budgetmix@1", "budgetmix@2"
+    ]  # fmt: skip
+    seeds = {config.recipe(name, None, index).seed for name, _, index in names if name == "fixed"}
+    assert seeds == {config.seed, config.seed + 1, config.seed + 2}
+
+
+def test_cli_preset_sets_sizes_and_flags_override_them():
+    import argparse
+
+    from agentgym_budget.cli.cmd_study import add_arguments, build_study
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    study = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--eval-samples", "8"]))
+    assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 24, 3)
+    assert study.train.grpo.steps == 60 and study.train.sft.steps == 350
+    plain = build_study(parser.parse_args(["--out", "x"]))
+    assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 30, 1)
+    smoke = build_study(parser.parse_args(["--out", "x", "--preset", "smoke"]))
+    assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)
