@@ -87,5 +87,8 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     assert study.train.grpo.steps == 60 and study.train.sft.steps == 350
     plain = build_study(parser.parse_args(["--out", "x"]))
     assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 30, 1)
+    assert plain.train.sft_agent == "expert"
+    noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
+    assert noisy.train.sft_agent.startswith("noisy-expert")
     smoke = build_study(parser.parse_args(["--out", "x", "--preset", "smoke"]))
     assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)

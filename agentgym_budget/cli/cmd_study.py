@@ -56,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-tasks", type=positive_int, default=None, help="train-split tasks (default 100)")
     parser.add_argument("--show-budget", action="store_true", help="train and evaluate with the budget shown")
     parser.add_argument(
+        "--noisy-demonstrations", action="store_true", help="SFT on the noisy expert's wins (default: the clean expert)"
+    )
+    parser.add_argument(
         "--stages",
         type=lambda text: tuple(s.strip() for s in text.split(",") if s.strip()),
         default=None,
@@ -90,6 +93,7 @@ def build_study(args: argparse.Namespace):
         eval_budgets=args.eval_budgets,
         workers=args.workers,
         seed=args.seed,
+        noisy_demonstrations=bool(getattr(args, "noisy_demonstrations", False)),
         **sizes,
     )
     train = study.train

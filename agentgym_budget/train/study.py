@@ -38,6 +38,9 @@ STAGES = ("sft", "fixed", "budgetmix", "passkt", "probe", "recovery")
 
 RECIPE_STAGES = ("sft", "fixed", "budgetmix")
 
+CLEAN_DEMONSTRATIONS = "expert"
+"""The scripted agent whose won episodes are the study's SFT demonstrations by default (no injected errors)."""
+
 
 @dataclass(frozen=True)
 class StudyConfig:
@@ -59,6 +62,9 @@ class StudyConfig:
         seed: Seed of everything.
         training_seeds: RL runs per RL recipe (run ``i`` trains with seed ``seed + i`` into ``NAME@i``; run 0
             into ``NAME``); the claims' intervals include their spread. SFT is trained once.
+        noisy_demonstrations: SFT imitates the won episodes of the noisy expert (``TrainConfig.sft_agent``'s
+            default, injected errors included) instead of the clean ``expert`` (default). Only applies when
+            ``train`` is not given.
 
     Raises:
         InvalidOptionError: ``train_budget`` not in ``eval_budgets``, or a bad number.
@@ -78,6 +84,7 @@ class StudyConfig:
     workers: int = 2
     seed: int = 0
     training_seeds: int = 1
+    noisy_demonstrations: bool = False
 
     def __post_init__(self) -> None:
         if self.train_budget not in self.eval_budgets:
@@ -103,6 +110,7 @@ class StudyConfig:
                     recipe="sft",
                     budget=max(self.budgets),
                     seed=self.seed,
+                    **({} if self.noisy_demonstrations else {"sft_agent": CLEAN_DEMONSTRATIONS}),
                 ),
             )
 
