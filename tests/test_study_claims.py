@@ -92,3 +92,21 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     assert noisy.train.sft_agent.startswith("noisy-expert")
     smoke = build_study(parser.parse_args(["--out", "x", "--preset", "smoke"]))
     assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)
+
+
+def test_common_random_numbers_pair_agents_and_independent_streams_do_not():
+    from agentgym_budget.eval.passkt import PassKTConfig, plan_episodes
+    from agentgym_budget.eval.rollout import EnvRef
+
+    env = EnvRef.parse("TextWorld-CoinCollector-v0", "level=3")
+    agents = ("noisy-expert-recover:eps=0.5", "random")
+
+    def seeds(streams):
+        config = PassKTConfig(env, agents, ks=(1,), budgets=(4,), samples=3, tasks=2, streams=streams)
+        plans = plan_episodes(config, ["a", "b"])
+        return {name: [p.seed for p in plans if p.agent.name == name] for name in (s.name for s in config.specs)}
+
+    common, independent = seeds("common"), seeds("independent")
+    assert len(set(map(tuple, common.values()))) == 1
+    assert len(set(map(tuple, independent.values()))) == 2
+    assert len({seed for values in independent.values() for seed in values}) == 12

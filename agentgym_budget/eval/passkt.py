@@ -145,6 +145,8 @@ class PassKTConfig:
             ``concurrency`` parameter, else 1).
         confidence: Confidence level of the intervals.
         resamples: Bootstrap resamples.
+        streams: ``"common"`` (common random numbers: every agent plays sample ``s`` of a task with the same
+            seed, a paired design) or ``"independent"`` (each agent its own seeds, to see the unpaired variance).
 
     Raises:
         RunConfigError: ``prefix`` mode with ``show_budget``, an unknown mode, or ``K > samples``.
@@ -170,8 +172,11 @@ class PassKTConfig:
     episode_concurrency: int | None = None
     confidence: float = estimator.DEFAULT_CONFIDENCE
     resamples: int = estimator.DEFAULT_BOOTSTRAP
+    streams: str = "common"
 
     def __post_init__(self) -> None:
+        if self.streams not in ("common", "independent"):
+            raise InvalidOptionError(f"streams must be 'common' or 'independent', got {self.streams!r}.")
         specs = tuple(parse_agent(agent) for agent in self.agents)
         if not specs:
             raise InvalidOptionError("A Pass@(K,T) run needs at least one agent.")
@@ -233,6 +238,7 @@ class PassKTConfig:
             "mode": self.mode,
             "show_budget": self.show_budget,
             "seed": self.seed,
+            **({"streams": self.streams} if self.streams != "common" else {}),
             "confidence": self.confidence,
             "bootstrap_resamples": self.resamples,
         }
@@ -281,11 +287,15 @@ class PassKTJob:
         return f"{len(self.tasks)} tasks ({named}) of {self.env.label} ({len(self.episodes)} episodes)"
 
 
+def _stream(config: PassKTConfig, spec: AgentSpec, task: str) -> str:
+    return task if config.streams == "common" else f"{spec.name}|{task}"
+
+
 def plan_episodes(config: PassKTConfig, task_ids: Sequence[str]) -> list[EpisodePlan]:
     """Every episode of the run, grouped by task (independent: each T; prefix: T_max only)."""
     budgets = config.budgets if config.mode == "independent" else (max(config.budgets),)
     return [
-        EpisodePlan(spec, task, budget, sample, episode_seed(config.seed, task, sample))
+        EpisodePlan(spec, task, budget, sample, episode_seed(config.seed, _stream(config, spec, task), sample))
         for task in task_ids
         for spec in config.specs
         for budget in budgets

@@ -37,14 +37,18 @@ def claim_records(
 ) -> tuple[list[dict], list[dict], list[dict]]:
     """``(episodes, probes, recovery)`` records of a study directory (see the module docstring).
 
-    ``agents`` maps recipe names to agent specs as the logs name them; records of other agents are dropped.
+    ``agents`` maps run names (``sft``, ``fixed``, ``fixed@1``: recipe ``fixed``, training run 1) to agent specs as
+    the logs name them; records of other agents are dropped. Runs without ``@`` get ``training_seed``.
     """
-    out, names = Path(out), {spec: name for name, spec in agents.items()}
+    out, names, seeds = Path(out), {}, {}
+    for name, spec in agents.items():  # "fixed@2": the RL recipe "fixed", training seed index 2
+        recipe, _, index = name.partition("@")
+        names[spec], seeds[spec] = recipe, int(index) if index.isdigit() else training_seed
     episodes = []
     for record in _log(out / "passkt"):
         if record.get("agent") not in names:
             continue
-        base = {"agent": names[record["agent"]], "seed": training_seed, "task_id": record["task_id"]}
+        base = {"agent": names[record["agent"]], "seed": seeds[record["agent"]], "task_id": record["task_id"]}
         if record.get("mode") == "prefix":
             turn = record.get("success_turn")
             for budget in (b for b in budgets if b <= record["budget"]):
@@ -52,12 +56,17 @@ def claim_records(
         elif record["budget"] in budgets:
             episodes.append({**base, "budget": record["budget"], "won": bool(record["won"])})
     probes = [
-        {"agent": names[r["agent"]], "seed": training_seed, "state_id": r["state_id"], "correct": bool(r["optimal"])}
+        {
+            "agent": names[r["agent"]],
+            "seed": seeds[r["agent"]],
+            "state_id": r["state_id"],
+            "correct": bool(r["optimal"]),
+        }
         for r in _log(out / "probe")
         if r.get("kind") == "probe" and r.get("agent") in names
     ]
     recovery = [
-        {"agent": names[r["agent"]], "seed": training_seed, "state_id": r["state_id"], "k": r["k"],
+        {"agent": names[r["agent"]], "seed": seeds[r["agent"]], "state_id": r["state_id"], "k": r["k"],
          "recovered": bool(r["won"])}
         for r in _log(out / "recovery")
         if r.get("kind") == "perturbed" and r.get("agent") in names
