@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import pytest
+
 from agentgym_budget.train.study_claims import claim_records, claims_markdown, study_claims
 
 AGENTS = {"sft": "hf:runs/sft/final", "fixed": "hf:runs/fixed/final"}
@@ -62,6 +64,7 @@ def test_runs_named_with_an_index_are_training_seeds_of_their_recipe(tmp_path):
     assert {(r["agent"], r["seed"]) for r in recovery} == {("sft", 0), ("fixed", 2)}
 
 
+@pytest.mark.slow  # imports the training stack
 def test_study_trains_each_rl_recipe_once_per_training_seed():
     from agentgym_budget.train.study import StudyConfig, run_names
     from agentgym_budget.train.study_presets import preset_settings
