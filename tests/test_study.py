@@ -68,3 +68,15 @@ def test_study_trains_three_recipes_and_evaluates_them_on_test_tasks(tmp_path):
         assert (tmp_path / stage / "summary.json").is_file()
     text = (tmp_path / "study.md").read_text()
     assert "| agent | T | Pass@1 | 95% CI | tasks |" in text and "| budgetmix | 3 |" in text
+    claims = {claim["claim"]: claim for claim in study["claims"]}
+    assert list(claims) == [
+        "budget_dependence",
+        "single_step",
+        "recovery",
+        "budgetmix_robustness",
+        "process_supervision",
+    ]
+    assert all(claim["verdict"] in {"supported", "not_supported", "undecided"} for claim in claims.values())
+    assert "0" in claims["recovery"]["per_k"] and claims["process_supervision"]["verdict"] == "undecided"
+    assert claims["budget_dependence"]["sizes"]["('fixed', 3)"]["tasks"] == 2
+    assert "## Claims" in text and "## What this study can and cannot show" in text

@@ -49,14 +49,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-budget", type=positive_int, default=6, help="fixed recipe's budget (default 6)")
     parser.add_argument("--budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="BudgetMix budgets")
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="grid budgets")
-    parser.add_argument("--eval-tasks", type=positive_int, default=30, help="held-out test tasks (default 30)")
-    parser.add_argument("--eval-samples", type=positive_int, default=4, help="episodes per task and budget (default 4)")
-    parser.add_argument("--probe-states", type=int, default=15, help="probe states (0: skip; default 15)")
-    parser.add_argument("--recovery-states", type=int, default=10, help="recovery states (0: skip; default 10)")
+    parser.add_argument(
+        "--preset", choices=("smoke", "default", "full"), default=None, help="sizes (flags below override them)"
+    )
+    parser.add_argument("--eval-tasks", type=positive_int, default=None, help="held-out test tasks (default 30)")
+    parser.add_argument(
+        "--eval-samples", type=positive_int, default=None, help="episodes per task and budget (default 4)"
+    )
+    parser.add_argument("--probe-states", type=int, default=None, help="probe states (0: skip; default 15)")
+    parser.add_argument("--recovery-states", type=int, default=None, help="recovery states (0: skip; default 10)")
+    parser.add_argument("--training-seeds", type=positive_int, default=None, help="RL runs per RL recipe (default 1)")
     parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
     parser.add_argument("--rl-steps", type=positive_int, default=None, help="GRPO steps per RL recipe (default 60)")
     parser.add_argument("--train-tasks", type=positive_int, default=None, help="train-split tasks (default 100)")
     parser.add_argument("--show-budget", action="store_true", help="train and evaluate with the budget shown")
+    parser.add_argument(
+        "--noisy-demonstrations", action="store_true", help="SFT on the noisy expert's wins (default: the clean expert)"
+    )
     parser.add_argument(
         "--stages",
         type=lambda text: tuple(s.strip() for s in text.split(",") if s.strip()),
@@ -76,27 +85,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def build_study(args: argparse.Namespace):
     """The :class:`~agentgym_budget.train.study.StudyConfig` of parsed arguments."""
     from agentgym_budget.train.study import StudyConfig
+    from agentgym_budget.train.study_presets import preset_settings
 
+    sizes = preset_settings(args.preset) if getattr(args, "preset", None) else {}
+    for name in ("eval_tasks", "eval_samples", "probe_states", "recovery_states", "training_seeds", "sft_steps",
+                 "rl_steps", "train_tasks"):  # fmt: skip
+        if getattr(args, name, None) is not None:
+            sizes[name] = getattr(args, name)
+    steps = {name: sizes.pop(name, None) for name in ("sft_steps", "rl_steps", "train_tasks")}
     study = StudyConfig(
         args.env,
         env_args_of(args),
         train_budget=args.train_budget,
         budgets=args.budgets,
         eval_budgets=args.eval_budgets,
-        eval_tasks=args.eval_tasks,
-        eval_samples=args.eval_samples,
-        probe_states=args.probe_states,
-        recovery_states=args.recovery_states,
         workers=args.workers,
         seed=args.seed,
+        noisy_demonstrations=bool(getattr(args, "noisy_demonstrations", False)),
+        **sizes,
     )
     train = study.train
     train = replace(
         train,
         show_budget=args.show_budget,
-        train_tasks=args.train_tasks or train.train_tasks,
-        sft=replace(train.sft, steps=args.sft_steps) if args.sft_steps else train.sft,
-        grpo=replace(train.grpo, steps=args.rl_steps) if args.rl_steps else train.grpo,
+        train_tasks=steps["train_tasks"] or train.train_tasks,
+        sft=replace(train.sft, steps=steps["sft_steps"]) if steps["sft_steps"] else train.sft,
+        grpo=replace(train.grpo, steps=steps["rl_steps"]) if steps["rl_steps"] else train.grpo,
     )
     return replace(study, train=train)
 

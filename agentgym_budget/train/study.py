@@ -10,7 +10,7 @@
 5. ``probe/`` and ``recovery/``: single-step probes and recovery probes of the same agents on the test split.
 
 It writes ``study.json`` (settings, wall time per stage, the Pass@1 table at every budget with its
-bootstrap interval) and ``study.md`` (the table and the text summaries of the three evaluations).
+bootstrap interval, the ``claims`` with their verdicts: :mod:`agentgym_budget.train.study_claims`) and ``study.md`` (the table and the text summaries of the three evaluations).
 
 Example::
 
@@ -29,6 +29,7 @@ from typing import Any
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.train.grpo import GRPOSettings
 from agentgym_budget.train.recipe import TrainConfig, run_training
+from agentgym_budget.train.study_claims import claims_markdown, study_claims
 
 __all__ = ["STAGES", "StudyConfig", "run_study", "study_differences", "study_table"]
 
@@ -36,6 +37,9 @@ STAGES = ("sft", "fixed", "budgetmix", "passkt", "probe", "recovery")
 """The stages of a study, in order."""
 
 RECIPE_STAGES = ("sft", "fixed", "budgetmix")
+
+CLEAN_DEMONSTRATIONS = "expert"
+"""The scripted agent whose won episodes are the study's SFT demonstrations by default (no injected errors)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,11 @@ class StudyConfig:
         train: The training settings shared by the three recipes (its recipe and budgets are set per stage).
         workers: Evaluation worker processes.
         seed: Seed of everything.
+        training_seeds: RL runs per RL recipe (run ``i`` trains with seed ``seed + i`` into ``NAME@i``; run 0
+            into ``NAME``); the claims' intervals include their spread. SFT is trained once.
+        noisy_demonstrations: SFT imitates the won episodes of the noisy expert (``TrainConfig.sft_agent``'s
+            default, injected errors included) instead of the clean ``expert`` (default). Only applies when
+            ``train`` is not given.
 
     Raises:
         InvalidOptionError: ``train_budget`` not in ``eval_budgets``, or a bad number.
@@ -74,6 +83,8 @@ class StudyConfig:
     train: TrainConfig | None = None
     workers: int = 2
     seed: int = 0
+    training_seeds: int = 1
+    noisy_demonstrations: bool = False
 
     def __post_init__(self) -> None:
         if self.train_budget not in self.eval_budgets:
@@ -81,7 +92,7 @@ class StudyConfig:
                 f"train_budget={self.train_budget} must be one of eval_budgets {list(self.eval_budgets)} "
                 "(the table compares the agents at the training budget)."
             )
-        for name in ("eval_samples", "eval_tasks", "workers"):
+        for name in ("eval_samples", "eval_tasks", "workers", "training_seeds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidOptionError(f"StudyConfig: {name} must be a positive integer, got {value!r}.")
@@ -99,12 +110,18 @@ class StudyConfig:
                     recipe="sft",
                     budget=max(self.budgets),
                     seed=self.seed,
+                    **({} if self.noisy_demonstrations else {"sft_agent": CLEAN_DEMONSTRATIONS}),
                 ),
             )
 
-    def recipe(self, name: str, sft_final: Path | None = None) -> TrainConfig:
-        """The :class:`TrainConfig` of the stage ``name`` (``fixed`` and ``budgetmix`` start from ``sft_final``)."""
+    def recipe(self, name: str, sft_final: Path | None = None, index: int = 0) -> TrainConfig:
+        """The :class:`TrainConfig` of the stage ``name`` (``fixed`` and ``budgetmix`` start from ``sft_final``).
+
+        ``index`` is the RL run (training seed ``train.seed + index``).
+        """
         assert self.train is not None
+        if index and name != "sft":
+            return replace(self.recipe(name, sft_final), seed=self.train.seed + index)
         if name == "sft":  # RL settings do not concern it: studies that differ only in them share an SFT run
             return replace(
                 self.train, recipe="sft", budget=max(self.budgets), budgets=None, init=None, grpo=GRPOSettings()
@@ -121,8 +138,17 @@ class StudyConfig:
         return data
 
 
-def _agents(out: Path) -> dict[str, str]:
-    return {name: f"hf:{out / name / 'final'}" for name in RECIPE_STAGES}
+def run_names(config: StudyConfig) -> list[tuple[str, str, int]]:
+    """``(recipe, directory, index)`` of every training run: SFT once, each RL recipe ``training_seeds`` times."""
+    return [("sft", "sft", 0)] + [
+        (name, name if index == 0 else f"{name}@{index}", index)
+        for name in RECIPE_STAGES[1:]
+        for index in range(config.training_seeds)
+    ]
+
+
+def _agents(out: Path, config: StudyConfig) -> dict[str, str]:
+    return {directory: f"hf:{out / directory / 'final'}" for _, directory, _ in run_names(config)}
 
 
 def study_table(passkt_summary: dict[str, Any], agents: dict[str, str], budget: int) -> list[dict[str, Any]]:
@@ -235,11 +261,11 @@ def run_study(
     out = Path(out)
     _check_study(config, out)
     sft_final = out / "sft" / "final"
-    for name in RECIPE_STAGES:
+    for name, directory, index in run_names(config):
         if name in stages:
-            recipe = config.recipe(name, sft_final)
-            _timed(out, name, lambda recipe=recipe, name=name: run_training(recipe, out / name, progress=progress))
-    agents = _agents(out)
+            recipe = config.recipe(name, sft_final, index)
+            _timed(out, directory, lambda r=recipe, d=directory: run_training(r, out / d, progress=progress))
+    agents = _agents(out, config)
     held_out = EnvRef.parse(config.env_id, config.env_kwargs or None, "test")
     texts: dict[str, str] = {}
     table: list[dict[str, Any]] = []
@@ -275,11 +301,12 @@ def run_study(
         "total_wall_s": round(sum(_stage_times(out).values()), 1),
         "training": {
             name: json.loads((out / name / "summary.json").read_text())
-            for name in RECIPE_STAGES
+            for name in agents
             if (out / name / "summary.json").exists()
         },
         "pass@1": table,
         "differences": differences,
+        "claims": study_claims(out, config, agents),
     }
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")
     (out / "study.md").write_text(_markdown(config, study, texts))
@@ -312,7 +339,7 @@ def _recovery(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, 
         envs=(env,),
         agents=tuple(agents.values()),
         states=config.recovery_states,
-        ks=(1,),
+        ks=(0, 1, 2, 3),
         budgets=tuple(sorted({config.train_budget, max(config.budgets)})),
         samples=2,
         natural=0,
@@ -346,6 +373,7 @@ def _markdown(config: StudyConfig, study: dict[str, Any], texts: dict[str, str])
         )
     times = ", ".join(f"{stage} {seconds:.0f} s" for stage, seconds in study["stage_wall_s"].items())
     lines += ["", f"Wall time: {study['total_wall_s']:.0f} s ({times}).", ""]
+    lines += claims_markdown(study["claims"], config.training_seeds)
     for name, text in texts.items():
         lines += [f"## {name}", "", "```", text, "```", ""]
     return "\n".join(lines)

@@ -55,6 +55,8 @@ class PassKTConfig:
             ``concurrency`` parameter, else 1).
         confidence: Confidence level of the intervals.
         resamples: Bootstrap resamples.
+        streams: ``"common"`` (common random numbers: every agent plays sample ``s`` of a task with the same
+            seed, a paired design) or ``"independent"`` (each agent its own seeds, to see the unpaired variance).
 
     Raises:
         RunConfigError: ``prefix`` mode with ``show_budget``, an unknown mode, or ``K > samples``.
@@ -80,8 +82,11 @@ class PassKTConfig:
     episode_concurrency: int | None = None
     confidence: float = estimator.DEFAULT_CONFIDENCE
     resamples: int = estimator.DEFAULT_BOOTSTRAP
+    streams: str = "common"
 
     def __post_init__(self) -> None:
+        if self.streams not in ("common", "independent"):
+            raise InvalidOptionError(f"streams must be 'common' or 'independent', got {self.streams!r}.")
         specs = tuple(parse_agent(agent) for agent in self.agents)
         if not specs:
             raise InvalidOptionError("A Pass@(K,T) run needs at least one agent.")
@@ -143,6 +148,7 @@ class PassKTConfig:
             "mode": self.mode,
             "show_budget": self.show_budget,
             "seed": self.seed,
+            **({"streams": self.streams} if self.streams != "common" else {}),
             "confidence": self.confidence,
             "bootstrap_resamples": self.resamples,
         }

@@ -134,11 +134,15 @@ class PassKTJob:
         return f"{len(self.tasks)} tasks ({named}) of {self.env.label} ({len(self.episodes)} episodes)"
 
 
+def _stream(config: PassKTConfig, spec: AgentSpec, task: str) -> str:
+    return task if config.streams == "common" else f"{spec.name}|{task}"
+
+
 def plan_episodes(config: PassKTConfig, task_ids: Sequence[str]) -> list[EpisodePlan]:
     """Every episode of the run, grouped by task (independent: each T; prefix: T_max only)."""
     budgets = config.budgets if config.mode == "independent" else (max(config.budgets),)
     return [
-        EpisodePlan(spec, task, budget, sample, episode_seed(config.seed, task, sample))
+        EpisodePlan(spec, task, budget, sample, episode_seed(config.seed, _stream(config, spec, task), sample))
         for task in task_ids
         for spec in config.specs
         for budget in budgets

@@ -1,0 +1,125 @@
+"""The study's claims from its logs, and the part of ``study.md`` that says what the study can and cannot show.
+
+:func:`claim_records` turns the logs of one study directory (``passkt/``, ``probe/``, ``recovery/``
+``episodes.jsonl``) into the plain records :func:`agentgym_budget.stats.claims.decide_claims` reads, with
+agents named by recipe (``sft``, ``fixed``, ``budgetmix``) and the training seed given. Outcomes:
+
+* Pass@(1,T): in ``prefix`` mode an episode run at the largest budget counts as won at ``T`` when
+  ``success_turn <= T``; in ``independent`` mode, the ``won`` of the episode run at ``T``;
+* single step: a probe is correct when its action is ``optimal``;
+* recovery: a ``perturbed`` episode after ``k`` forced errors (``k = 0``: the control) that was ``won``.
+
+:func:`study_claims` decides the claims; :func:`claims_markdown` renders them with the study's sizes,
+achieved half-widths, seeds, machine, and what is scripted versus learned.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentgym_budget.runner.store import read_jsonl
+from agentgym_budget.stats.claims import ClaimSettings, decide_claims
+
+__all__ = ["claim_records", "claims_markdown", "study_claims"]
+
+
+def _log(directory: Path) -> list[dict[str, Any]]:
+    path = directory / "episodes.jsonl"
+    return read_jsonl(path) if path.exists() else []
+
+
+def claim_records(
+    out: str | Path, agents: Mapping[str, str], budgets: Sequence[int], training_seed: int = 0
+) -> tuple[list[dict], list[dict], list[dict]]:
+    """``(episodes, probes, recovery)`` records of a study directory (see the module docstring).
+
+    ``agents`` maps run names (``sft``, ``fixed``, ``fixed@1``: recipe ``fixed``, training run 1) to agent specs as
+    the logs name them; records of other agents are dropped. Runs without ``@`` get ``training_seed``.
+    """
+    out, names, seeds = Path(out), {}, {}
+    for name, spec in agents.items():  # "fixed@2": the RL recipe "fixed", training seed index 2
+        recipe, _, index = name.partition("@")
+        names[spec], seeds[spec] = recipe, int(index) if index.isdigit() else training_seed
+    episodes = []
+    for record in _log(out / "passkt"):
+        if record.get("agent") not in names:
+            continue
+        base = {"agent": names[record["agent"]], "seed": seeds[record["agent"]], "task_id": record["task_id"]}
+        if record.get("mode") == "prefix":
+            turn = record.get("success_turn")
+            for budget in (b for b in budgets if b <= record["budget"]):
+                episodes.append({**base, "budget": budget, "won": turn is not None and turn <= budget})
+        elif record["budget"] in budgets:
+            episodes.append({**base, "budget": record["budget"], "won": bool(record["won"])})
+    probes = [
+        {
+            "agent": names[r["agent"]],
+            "seed": seeds[r["agent"]],
+            "state_id": r["state_id"],
+            "correct": bool(r["optimal"]),
+        }
+        for r in _log(out / "probe")
+        if r.get("kind") == "probe" and r.get("agent") in names
+    ]
+    recovery = [
+        {"agent": names[r["agent"]], "seed": seeds[r["agent"]], "state_id": r["state_id"], "k": r["k"],
+         "recovered": bool(r["won"])}
+        for r in _log(out / "recovery")
+        if r.get("kind") == "perturbed" and r.get("agent") in names
+    ]  # fmt: skip
+    return episodes, probes, recovery
+
+
+def study_claims(out: str | Path, config: Any, agents: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The claims of a study directory (``config``: its :class:`~agentgym_budget.train.study.StudyConfig`)."""
+    budgets = sorted(config.eval_budgets)
+    settings = ClaimSettings(
+        large_budget=budgets[-1], small_budget=budgets[0], train_budgets=tuple(config.budgets), seed=config.seed
+    )
+    return decide_claims(*claim_records(out, agents, budgets), settings)
+
+
+def _cell(value: Any, pattern: str) -> str:
+    return "n/a" if value is None else format(value, pattern)
+
+
+def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1) -> list[str]:
+    """Lines of ``study.md``: the claims table and what the study can and cannot show."""
+    lines = [
+        "## Claims",
+        "",
+        "| claim | statistic | estimate | interval | half-width | Holm p | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for claim in claims:
+        interval = claim.get("interval") or {}
+        bounds = (
+            f"[{interval['low']:+.3f}, {interval['high']:+.3f}] ({interval['confidence']:.0%})" if interval else "n/a"
+        )
+        lines.append(
+            f"| {claim['claim']} | {claim['statistic']} | {_cell(claim.get('estimate'), '+.3f')} | {bounds} | "
+            f"{_cell(interval.get('half_width'), '.3f')} | {_cell(claim.get('holm_p'), '.3f')} | "
+            f"{claim['verdict']}{' (' + claim['reason'] + ')' if claim.get('reason') else ''} |"
+        )
+    sizes = {name: size for claim in claims for name, size in claim.get("sizes", {}).items()}
+    lines += [
+        "",
+        "## What this study can and cannot show",
+        "",
+        "- Sizes per cell (training seeds x tasks or states x episodes): "
+        + ("; ".join(f"{n}: {s['seeds']}x{s['tasks']}x{s['episodes']}" for n, s in sorted(sizes.items())) or "none"),
+        f"- Training seeds per recipe: {training_seeds}."
+        + (" One seed: the run-to-run spread of training is NOT in the intervals." if training_seeds < 3 else ""),
+        "- Intervals: hierarchical bootstrap over training seeds, shared tasks/states and episodes; each is marginal,"
+        " and the verdicts use Holm-adjusted p-values over the claims (family-wise 5%). `undecided` means: not"
+        " decided at this power, not evidence of no effect.",
+        "- Learned agents only (SFT base and RL recipes trained here); no scripted expert is compared. Common random"
+        " numbers pair the agents' environments, not their sampling.",
+        f"- Machine: {platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
+        "",
+    ]
+    return lines

@@ -1,0 +1,116 @@
+"""Study logs -> claim records -> claims and study.md lines (logs written by the test, not played)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from agentgym_budget.train.study_claims import claim_records, claims_markdown, study_claims
+
+AGENTS = {"sft": "hf:runs/sft/final", "fixed": "hf:runs/fixed/final"}
+
+
+def _write(path, records):
+    path.mkdir(parents=True)
+    (path / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _logs(tmp_path):
+    passkt = [
+        {"agent": AGENTS[a], "task_id": f"t{t}", "budget": 8, "mode": "prefix", "won": turn is not None,
+         "success_turn": turn, "sample": s}
+        for a, turn in (("sft", 6), ("fixed", 3)) for t in range(3) for s in range(2)
+    ] + [{"agent": "hf:other", "task_id": "t0", "budget": 8, "mode": "prefix", "won": False, "success_turn": None}]  # fmt: skip
+    probes = [{"kind": "probe", "agent": AGENTS[a], "state_id": f"s{i}", "optimal": a == "fixed", "seed": 99}
+              for a in AGENTS for i in range(3)]  # fmt: skip
+    recovery = [{"kind": "perturbed", "agent": AGENTS[a], "state_id": "s0", "k": k, "won": k == 0 or a == "fixed"}
+                for a in AGENTS for k in range(4)] + [{"kind": "natural", "agent": AGENTS["sft"]}]  # fmt: skip
+    _write(tmp_path / "passkt", passkt)
+    _write(tmp_path / "probe", probes)
+    _write(tmp_path / "recovery", recovery)
+
+
+def test_prefix_logs_give_outcomes_at_every_budget(tmp_path):
+    _logs(tmp_path)
+    episodes, probes, recovery = claim_records(tmp_path, AGENTS, [3, 8])
+    won = {(e["agent"], e["budget"]) for e in episodes if e["won"]}
+    assert won == {("sft", 8), ("fixed", 3), ("fixed", 8)}
+    assert len(episodes) == 2 * 3 * 2 * 2 and {e["seed"] for e in episodes} == {0}
+    assert {p["seed"] for p in probes} == {0} and sum(p["correct"] for p in probes) == 3
+    assert sorted(r["k"] for r in recovery) == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_study_claims_and_markdown_from_logs(tmp_path):
+    _logs(tmp_path)
+    config = SimpleNamespace(eval_budgets=(3, 8), budgets=(4, 6), seed=0)
+    claims = study_claims(tmp_path, config, AGENTS)
+    by_name = {c["claim"]: c for c in claims}
+    assert by_name["budget_dependence"]["estimate"] == -1.0  # fixed gains at 3 only: the gain grows as T tightens
+    assert (
+        by_name["budgetmix_robustness"]["verdict"] == "undecided"
+        and "budgetmix" in by_name["budgetmix_robustness"]["reason"]
+    )
+    text = "\n".join(claims_markdown(claims))
+    assert "| recovery |" in text and "One seed" in text and "CPUs" in text
+
+
+def test_runs_named_with_an_index_are_training_seeds_of_their_recipe(tmp_path):
+    _logs(tmp_path)
+    agents = {"sft": AGENTS["sft"], "fixed@2": AGENTS["fixed"]}
+    episodes, _, recovery = claim_records(tmp_path, agents, [3, 8])
+    assert {(e["agent"], e["seed"]) for e in episodes} == {("sft", 0), ("fixed", 2)}
+    assert {(r["agent"], r["seed"]) for r in recovery} == {("sft", 0), ("fixed", 2)}
+
+
+@pytest.mark.slow  # imports the training stack
+def test_study_trains_each_rl_recipe_once_per_training_seed():
+    from agentgym_budget.train.study import StudyConfig, run_names
+    from agentgym_budget.train.study_presets import preset_settings
+
+    config = StudyConfig(training_seeds=preset_settings("default")["training_seeds"])
+    names = run_names(config)
+    assert [directory for _, directory, _ in names] == [
+        "sft", "fixed", "fixed@1", "fixed@2", "budgetmix", "budgetmix@1", "budgetmix@2"
+    ]  # fmt: skip
+    seeds = {config.recipe(name, None, index).seed for name, _, index in names if name == "fixed"}
+    assert seeds == {config.seed, config.seed + 1, config.seed + 2}
+
+
+def test_cli_preset_sets_sizes_and_flags_override_them():
+    import argparse
+
+    from agentgym_budget.cli.cmd_study import add_arguments, build_study
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    study = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--eval-samples", "8"]))
+    assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 24, 3)
+    assert study.train.grpo.steps == 60 and study.train.sft.steps == 350
+    plain = build_study(parser.parse_args(["--out", "x"]))
+    assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 30, 1)
+    assert plain.train.sft_agent == "expert"
+    noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
+    assert noisy.train.sft_agent.startswith("noisy-expert")
+    smoke = build_study(parser.parse_args(["--out", "x", "--preset", "smoke"]))
+    assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)
+
+
+def test_common_random_numbers_pair_agents_and_independent_streams_do_not():
+    from agentgym_budget.eval.passkt.config import PassKTConfig
+    from agentgym_budget.eval.passkt.plan import plan_episodes
+    from agentgym_budget.runner.rollout import EnvRef
+
+    env = EnvRef.parse("TextWorld-CoinCollector-v0", "level=3")
+    agents = ("noisy-expert-recover:eps=0.5", "random")
+
+    def seeds(streams):
+        config = PassKTConfig(env, agents, ks=(1,), budgets=(4,), samples=3, tasks=2, streams=streams)
+        plans = plan_episodes(config, ["a", "b"])
+        return {name: [p.seed for p in plans if p.agent.name == name] for name in (s.name for s in config.specs)}
+
+    common, independent = seeds("common"), seeds("independent")
+    assert len(set(map(tuple, common.values()))) == 1
+    assert len(set(map(tuple, independent.values()))) == 2
+    assert len({seed for values in independent.values() for seed in values}) == 12
