@@ -5,7 +5,8 @@ everything. A test (or doctest) is marked ``slow`` when it takes more than :data
 on a quiet 2-core machine with a warm cache. So that the policy holds while tests are added, every
 run ends with a short report: the time spent in tests that are not marked slow, and the unmarked
 tests that took longer than the threshold (candidates for ``@pytest.mark.slow``, or for a cheaper
-setup). It is advice, never a failure: timings on a busy machine vary.
+setup), and the ten slowest tests of the run (docs/development.md says what each covers). It is advice,
+never a failure: timings on a busy machine vary.
 
 Doctests are marked slow by module in :data:`SLOW_DOCTEST_MODULES` (a docstring cannot carry a marker).
 """
@@ -63,3 +64,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         )
         for seconds, node in over[:15]:
             terminalreporter.write_line(f"  {seconds:6.1f} s  {node}")
+    slowest = sorted(((s, n) for n, s in _durations.items()), reverse=True)[:10]
+    terminalreporter.write_line("the ten slowest tests of this run:")
+    for seconds, node in slowest:
+        terminalreporter.write_line(f"  {seconds:6.1f} s  {node}")

@@ -1,14 +1,14 @@
-"""Run every benchmark and regenerate the README's benchmark table from their JSON results.
+"""Run every benchmark and regenerate the benchmark table of docs/benchmarks.md from their JSON results.
 
 Usage::
 
-    python -m benchmarks                  # full runs (long), then the README table
+    python -m benchmarks                  # full runs (long), then the docs table
     python -m benchmarks --smoke          # seconds-long run of every script (results/smoke/)
-    python -m benchmarks --readme         # only regenerate the README table from benchmarks/results/
+    python -m benchmarks --readme         # only regenerate the docs table from benchmarks/results/
     python -m benchmarks --only textworld_overhead integrity_costs
 
 Each script runs in its own process (``python benchmarks/NAME.py``) so that its CPU time and
-memory are its own. The README table lies between ``<!-- benchmarks:begin -->`` and
+memory are its own. The table (docs/benchmarks.md) lies between ``<!-- benchmarks:begin -->`` and
 ``<!-- benchmarks:end -->`` and is made of the ``readme_rows`` of ``benchmarks/results/*.json``
 in the order of :data:`SCRIPTS`.
 """
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
-README = HERE.parent / "README.md"
+README = HERE.parent / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- benchmarks:begin -->", "<!-- benchmarks:end -->"
 HEADER = "| what | figure | target | reproduce |\n|---|---|---|---|"
 
@@ -104,7 +104,7 @@ def regenerate_readme(results: Path, readme: Path = README) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="seconds-long runs; the README is left alone")
-    parser.add_argument("--readme", action="store_true", help="only regenerate the README table")
+    parser.add_argument("--readme", action="store_true", help="only regenerate the docs table")
     parser.add_argument("--only", nargs="+", choices=sorted(SCRIPTS), help="run these scripts only")
     args = parser.parse_args(argv)
     results = Path(os.environ.get("BENCHMARK_RESULTS_DIR") or HERE / "results")

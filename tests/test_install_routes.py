@@ -43,14 +43,17 @@ def _python_blocks(readme: str) -> list[str]:
     return re.findall(r"^```python\n(.*?)^```$", readme, flags=re.DOTALL | re.MULTILINE)
 
 
-def test_readme_includes_every_example_verbatim():
-    blocks = _python_blocks((ROOT / "README.md").read_text())
+def test_the_docs_include_every_example_verbatim():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    blocks = [block for page in pages for block in _python_blocks(page.read_text())]
     examples = sorted((ROOT / "examples").glob("*.py"))
     assert examples
     for path in examples:
         marker, body = path.read_text().split("\n", 1)
         assert routes.ROUTE_MARKER.match(marker), f"{path.name}: first line must be '# route: EXTRA'"
-        assert body in blocks, f"README.md has no python block equal to {path.name} (after its marker line)"
+        assert body in blocks, (
+            f"no page (README.md, docs/) has a python block equal to {path.name} (after its marker line)"
+        )
 
 
 def test_every_example_names_a_route_and_every_route_has_a_check():

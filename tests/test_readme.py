@@ -1,4 +1,4 @@
-"""The README shows what the code does: quoted outputs and error messages are checked against the real thing."""
+"""The README and the documentation show what the code does: quoted outputs and errors are checked against the real thing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import EpisodeOverError
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+ROOT = Path(__file__).resolve().parent.parent
+README = "\n".join(page.read_text() for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
 
 
 def _code_block_after(marker: str) -> list[str]:
