@@ -35,7 +35,7 @@ from agentgym_budget.errors import EpisodeOverError, InvalidActionError, Invalid
 from agentgym_budget.info_keys import STANDARD_INFO_KEYS
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 
-__all__ = ["FALLBACK_ACTIONS", "NASTY_ACTIONS", "EnvConformance", "play_open_prefix", "play_random", "transition_key"]
+__all__ = ["EnvConformance", "transition_key"]
 
 NASTY_ACTIONS: tuple[str, ...] = (
     "",

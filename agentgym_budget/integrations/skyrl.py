@@ -60,10 +60,8 @@ from agentgym_budget.integrations.session import EpisodeSession
 from agentgym_budget.integrations.session_config import EPISODE_FIELDS, SessionConfig, episode_fields
 
 __all__ = [
-    "DEFAULT_SKYRL_ID",
     "BudgetTextEnv",  # noqa: F822 (built on first use by __getattr__: it needs skyrl-gym)
     "GeneratorLimitWarning",
-    "aggregate_budget_metrics",
     "register_skyrl_env",
 ]
 

@@ -41,7 +41,7 @@ from typing import Any
 from agentgym_budget.errors import WorkerError
 from agentgym_budget.runner.ray_cluster import ray_connection
 
-__all__ = ["RayBackend", "RayWorker"]
+__all__ = ["RayBackend"]
 
 Emit = Callable[[Any], None]
 

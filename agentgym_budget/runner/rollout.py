@@ -46,16 +46,7 @@ from agentgym_budget.registration import make, resolve_id
 from agentgym_budget.runner.env_args import check_env_kwargs, default_split
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 
-__all__ = [
-    "HIDDEN_BUDGET_KEYS",
-    "EnvPool",
-    "EnvRef",
-    "EpisodeResult",
-    "agent_view",
-    "episode_turn_outcome",
-    "play_episode",
-    "run_episode",
-]
+__all__ = ["EnvPool", "EnvRef", "EpisodeResult", "agent_view", "episode_turn_outcome", "play_episode", "run_episode"]
 
 HIDDEN_BUDGET_KEYS = ("max_turns", "turns_left")
 """``info`` keys removed from what the agent sees when the budget is hidden."""

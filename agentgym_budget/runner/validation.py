@@ -22,7 +22,7 @@ from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.runner.rollout import EnvRef
 
-__all__ = ["count", "run_agents", "run_envs"]
+__all__ = ["count"]
 
 
 def count(value: object, what: str, *, zero: bool = False) -> int:

@@ -42,7 +42,7 @@ from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_cal
 from agentgym_budget.train.quiet import quiet_trainer
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
-__all__ = ["GRPOSettings", "largest_budget", "run_grpo", "staged_budgets"]
+__all__ = ["GRPOSettings", "run_grpo", "staged_budgets"]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
 from agentgym_budget.train.quiet import quiet_trainer
 
-__all__ = ["SFTSettings", "checkpoint_step", "last_checkpoint", "run_sft"]
+__all__ = ["SFTSettings", "last_checkpoint", "run_sft"]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from agentgym_budget.train.grpo import GRPOSettings
 from agentgym_budget.train.recipe import TrainConfig, run_training
 from agentgym_budget.train.study_claims import claims_markdown, study_claims
 
-__all__ = ["STAGES", "StudyConfig", "run_study", "study_differences", "study_table"]
+__all__ = ["StudyConfig", "run_study"]
 
 STAGES = ("sft", "fixed", "budgetmix", "passkt", "probe", "recovery")
 """The stages of a study, in order."""

@@ -17,7 +17,7 @@ from agentgym_budget.eval import estimator
 from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
-__all__ = ["DEFAULT_BUDGETS", "DEFAULT_KS", "MODES", "PassKTConfig"]
+__all__ = ["DEFAULT_BUDGETS", "DEFAULT_KS", "PassKTConfig"]
 
 MODES = ("independent", "prefix")
 """Run modes (see the module docstring)."""

@@ -58,17 +58,7 @@ from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
 from agentgym_budget.runner.store import JsonlStore, atomic_write_json, pin_settings
 
-__all__ = [
-    "SUMMARY_FILES",
-    "EpisodePlan",
-    "PassKTJob",
-    "PassKTRun",
-    "episode_key",
-    "group_tasks",
-    "plan_episodes",
-    "run_passkt",
-    "write_summary",
-]
+__all__ = ["PassKTJob", "PassKTRun", "episode_key", "group_tasks", "plan_episodes", "run_passkt"]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"

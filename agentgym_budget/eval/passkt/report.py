@@ -46,7 +46,7 @@ from agentgym_budget.runner.records import episode_problem
 from agentgym_budget.runner.run_lock import lock_directory
 from agentgym_budget.runner.store import read_jsonl
 
-__all__ = ["RUN_MARKERS", "GroupHoldings", "LoadedRuns", "Report", "choose_grid", "holdings", "load_runs", "report"]
+__all__ = ["Report", "report"]
 
 RUN_MARKERS = (EPISODES_FILE, RUN_FILE, "probes.jsonl")
 """Files that make a directory a run directory (a report does not write into one unless forced)."""

@@ -43,14 +43,7 @@ from agentgym_budget.agents.base import close_agent, close_shared_resources, is_
 from agentgym_budget.runner.pool import Emit
 from agentgym_budget.runner.rollout import EnvPool, play_episode
 
-__all__ = [
-    "ENV_THREADS",
-    "STEPS_IN_ENV_THREAD",
-    "close_worker_resources",
-    "episode_concurrency",
-    "episode_record",
-    "play_job",
-]
+__all__ = ["STEPS_IN_ENV_THREAD", "close_worker_resources", "episode_concurrency", "play_job"]
 
 ENV_THREADS = 1
 """Threads per worker process that build and reset the envs of an async agent's episodes."""

@@ -57,15 +57,11 @@ from agentgym_budget.state import EnvState
 __all__ = [
     "HistoryTurn",
     "ProbePoint",
-    "ReferenceStates",
     "Trajectory",
     "choose_depths",
     "expert_trajectories",
-    "logged_episodes",
     "logged_trajectories",
-    "plan_of",
     "prime_agent",
-    "trajectories_needed",
     "walk",
 ]
 

@@ -49,16 +49,7 @@ from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
 from agentgym_budget.runner.store import JsonlStore, pin_settings
 
-__all__ = [
-    "EPISODES_FILE",
-    "NaturalJob",
-    "PerturbJob",
-    "RecoveryRun",
-    "TraceJob",
-    "plan_recovery_jobs",
-    "recovery_key",
-    "run_recovery",
-]
+__all__ = ["RecoveryRun", "recovery_key", "run_recovery"]
 
 EPISODES_FILE = "episodes.jsonl"
 RUN_FILE = "run.json"

@@ -40,7 +40,7 @@ from agentgym_budget.runner.pool import Emit
 from agentgym_budget.runner.rollout import EnvPool, play_episode
 from agentgym_budget.runner.seeds import episode_seed
 
-__all__ = ["close_worker_resources", "recovery_job"]
+__all__ = ["close_worker_resources"]
 
 _POOL = EnvPool()
 _CAP = 10_000

@@ -61,17 +61,7 @@ from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, Produc
 from agentgym_budget.tasks.webshop.export import example_data_dir, export_webshop_data
 from agentgym_budget.tasks.webshop.instructions import price_upper_for
 
-__all__ = [
-    "DATA_SPLITS",
-    "GOAL_SOURCES",
-    "LOADER_VERSION",
-    "data_fingerprint",
-    "example_data_dir",
-    "export_webshop_data",
-    "find_data_files",
-    "load_webshop_data",
-    "parse_pricing",
-]
+__all__ = ["example_data_dir", "export_webshop_data", "load_webshop_data"]
 
 LOADER_VERSION = 2
 """Bumped whenever the loader's output changes (part of the index cache key)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from agentgym_budget.cache import cached_directory
 from agentgym_budget.tasks.webshop.catalog import Catalog
 
-__all__ = ["EXAMPLE_VERSION", "example_data_dir", "export_webshop_data"]
+__all__ = ["example_data_dir", "export_webshop_data"]
 
 EXAMPLE_VERSION = 2
 """Bumped whenever the exported files change (part of the example folder's cache key)."""
