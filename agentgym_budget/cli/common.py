@@ -229,7 +229,7 @@ def env_refs(args: argparse.Namespace, default_env: str, default_args: str | Non
         ['TextWorld-Cooking-v0(difficulty=1)', 'WebShop-1k-v0']
     """
     from agentgym_budget.errors import InvalidOptionError
-    from agentgym_budget.runner.rollout import EnvRef
+    from agentgym_budget.runner.env_ref import EnvRef
 
     if not args.env:
         extra = args.env_args or []

@@ -13,7 +13,8 @@
 The analyses of :mod:`agentgym_budget.eval` (Pass@(K,T), probes, recovery) plug into it; it imports none of them.
 """
 
-from agentgym_budget.runner.rollout import EnvPool, EnvRef, EpisodeResult, play_episode, run_episode
+from agentgym_budget.runner.env_ref import EnvPool, EnvRef
+from agentgym_budget.runner.rollout import EpisodeResult, play_episode, run_episode
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
 from agentgym_budget.runner.store import JsonlStore

@@ -253,7 +253,7 @@ def run_study(
     from agentgym_budget.eval.passkt.config import PassKTConfig
     from agentgym_budget.eval.passkt.plan import run_passkt
     from agentgym_budget.eval.passkt.tables import format_summary
-    from agentgym_budget.runner.rollout import EnvRef
+    from agentgym_budget.runner.env_ref import EnvRef
 
     unknown = [s for s in stages if s not in STAGES]
     if unknown:

@@ -40,8 +40,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agentgym_budget.agents.base import close_agent, close_shared_resources, is_async_agent, required_info_keys
+from agentgym_budget.runner.env_ref import EnvPool
 from agentgym_budget.runner.pool import Emit
-from agentgym_budget.runner.rollout import EnvPool, play_episode
+from agentgym_budget.runner.rollout import play_episode
 
 __all__ = ["STEPS_IN_ENV_THREAD", "close_worker_resources", "episode_concurrency", "play_job"]
 

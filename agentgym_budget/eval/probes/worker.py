@@ -36,8 +36,9 @@ from agentgym_budget.agents.base import close_agent, close_shared_resources, req
 from agentgym_budget.eval.probes.judge import JUDGE_INFO_KEYS, StateJudge, continue_from, hidden_keys_for
 from agentgym_budget.eval.probes.states import ProbePoint, choose_depths, plan_of, prime_agent, walk
 from agentgym_budget.registration import env_info
+from agentgym_budget.runner.env_ref import EnvPool
 from agentgym_budget.runner.pool import Emit
-from agentgym_budget.runner.rollout import EnvPool, agent_view
+from agentgym_budget.runner.rollout import agent_view
 from agentgym_budget.runner.seeds import episode_seed
 
 __all__ = ["close_worker_resources"]

@@ -43,9 +43,9 @@ from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.natural import natural_recovery, trace_signal_points
 from agentgym_budget.eval.recovery.summary import RecoverySummary, summarize_recovery
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
-from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
 from agentgym_budget.runner.store import JsonlStore, pin_settings
 
