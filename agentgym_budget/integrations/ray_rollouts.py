@@ -72,7 +72,7 @@ class RolloutConfig:
     """An env stack as data: ``StateSnapshot([BudgetMix](TurnBudget(make(env_id, **env_kwargs))))``.
 
     Args:
-        env: Registered id (namespace optional), or an :class:`~agentgym_budget.runner.rollout.EnvRef`.
+        env: Registered id (namespace optional), or an :class:`~agentgym_budget.runner.env_ref.EnvRef`.
         env_kwargs: Constructor arguments (``"level=3"`` or a mapping), when ``env`` is an id.
         split: Task split, when ``env`` is an id (``None``: the env's default).
         max_turns: ``TurnBudget``'s budget.

@@ -1,7 +1,7 @@
 """The worker side of Pass@(K,T) runs: play a job's episodes and emit one record per episode.
 
 :func:`play_job` runs in a worker process (or in the calling process with one worker). Env stacks
-are kept in a per-process :class:`~agentgym_budget.runner.rollout.EnvPool`, so a worker builds each
+are kept in a per-process :class:`~agentgym_budget.runner.env_ref.EnvPool`, so a worker builds each
 env once. Synchronous agents play their episodes one after another; asynchronous ones (LLM agents)
 play up to :func:`episode_concurrency` episodes at once, each with its own env and agent instance,
 taken in plan order from every task of the job (a job holds several tasks when one task has too few
