@@ -62,7 +62,6 @@ from __future__ import annotations
 import abc
 import copy
 import dataclasses
-import functools
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +72,7 @@ import numpy as np
 from gymnasium.utils import EzPickle
 
 from agentgym_budget import text
+from agentgym_budget._env_support import fresh_spaces, generator_at
 from agentgym_budget.errors import (
     EpisodeOverError,
     InvalidActionError,
@@ -85,42 +85,6 @@ from agentgym_budget.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
 from agentgym_budget.state import TextEnvState
 
 __all__ = ["TextEnv", "Turn"]
-
-
-@functools.cache
-def _space_prototypes() -> tuple[gym.spaces.Text, gym.spaces.Text]:
-    return text.observation_space(), text.action_space()
-
-
-def _fresh_space(prototype: gym.spaces.Space) -> gym.spaces.Space:
-    """A copy of ``prototype`` with its own sampling generator (building a Text space costs ~0.1 ms)."""
-    space = object.__new__(type(prototype))
-    space.__dict__.update(prototype.__dict__)
-    space._np_random = None
-    return space
-
-
-_BIT_GENERATORS = {
-    "PCG64": np.random.PCG64,
-    "PCG64DXSM": np.random.PCG64DXSM,
-    "MT19937": np.random.MT19937,
-    "Philox": np.random.Philox,
-    "SFC64": np.random.SFC64,
-}
-_ANY_SEED = np.random.SeedSequence(0)  # reused: building generators from it draws no OS entropy
-
-
-def _generator_at(rng_state: Mapping[str, Any]) -> np.random.Generator:
-    """A new generator in state ``rng_state`` (a ``bit_generator.state`` dict)."""
-    name = rng_state.get("bit_generator")
-    kind = _BIT_GENERATORS.get(name)
-    if kind is None:
-        raise SnapshotMismatchError(
-            f"Unknown random generator {name!r} in the snapshot; expected {sorted(_BIT_GENERATORS)}."
-        )
-    bit_generator = kind(_ANY_SEED)
-    bit_generator.state = rng_state
-    return np.random.Generator(bit_generator)
 
 
 @dataclass(frozen=True)
@@ -179,9 +143,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         self.split = split
         self.render_mode = render_mode
         self.info_keys = resolve_info_keys(info_keys, self.optional_info_keys, type(self).__name__)
-        observation_space, action_space = _space_prototypes()
-        self.observation_space = _fresh_space(observation_space)
-        self.action_space = _fresh_space(action_space)
+        self.observation_space, self.action_space = fresh_spaces()
         self._task_ids: tuple[str, ...] | None = None
         self._task_positions: dict[str, int] | None = None
         self._pending_rng: Mapping[str, Any] | None = None
@@ -252,7 +214,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         """The env's random generator (as Gymnasium's; a restored state's generator is built on first use)."""
         pending = self.__dict__.get("_pending_rng")
         if pending is not None:
-            self._np_random, self._pending_rng = _generator_at(pending), None
+            self._np_random, self._pending_rng = generator_at(pending), None
         return gym.Env.np_random.fget(self)
 
     @np_random.setter

@@ -21,7 +21,7 @@ from importlib import metadata
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-__all__ = ["DISTRIBUTION", "command_for", "direct_url", "install_command"]
+__all__ = ["command_for", "install_command"]
 
 DISTRIBUTION = "agentgym-budget"
 

@@ -123,7 +123,7 @@ def _close_envs() -> None:
 def prepare_tasks(
     ref: Any, tasks: Sequence[str], *, workers: int = 1, progress: bool = True, known_only: bool = False
 ) -> PrepareResult:
-    """Prepare ``tasks`` of the env ``ref`` (an :class:`~agentgym_budget.runner.rollout.EnvRef`); see the module docstring.
+    """Prepare ``tasks`` of the env ``ref`` (an :class:`~agentgym_budget.runner.env_ref.EnvRef`); see the module docstring.
 
     Args:
         ref: The environment configuration (id, arguments, split).

@@ -35,16 +35,7 @@ import gymnasium as gym
 
 from agentgym_budget.errors import UnknownEnvIdError
 
-__all__ = [
-    "NAMESPACE",
-    "EnvIdInfo",
-    "env_info",
-    "make",
-    "missing_modules",
-    "register_env",
-    "registered_ids",
-    "resolve_id",
-]
+__all__ = ["NAMESPACE", "EnvIdInfo", "env_info", "make", "register_env", "registered_ids", "resolve_id"]
 
 NAMESPACE = "agentgym_budget"
 

@@ -48,7 +48,7 @@ from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import AgentGymBudgetError, SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.state import EnvState
 
-__all__ = ["COPIED_WRAPPERS", "clone", "fingerprint", "get_state", "layers", "set_state", "supports_native_state"]
+__all__ = ["clone", "fingerprint", "get_state", "layers", "set_state"]
 
 _NOT_STATE = frozenset(
     {"env", "_action_space", "_observation_space", "_metadata", "_cached_spec", "_saved_kwargs", "_reward_range"}

@@ -75,7 +75,7 @@ from agentgym_budget._version import __version__
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.snapshot_keys import seal, unseal
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "RECORDS", "JsonData", "decode", "encode", "installed_versions"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "RECORDS", "JsonData", "decode", "encode"]
 
 MAGIC = b"AGBSNAP\x00"
 FORMAT_VERSION = 1

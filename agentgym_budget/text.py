@@ -35,11 +35,9 @@ __all__ = [
     "ACTION_MAX_LENGTH",
     "ACTION_STEP_LIMIT",
     "CHARSET",
-    "OBSERVATION_MAX_LENGTH",
     "TRUNCATION_MARK",
     "action_space",
     "is_admissible",
-    "normalize_command",
     "normalize_text",
     "observation_space",
 ]

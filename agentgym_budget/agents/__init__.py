@@ -25,10 +25,7 @@ from agentgym_budget.agents.base import (
     Agent,
     AsyncAgent,
     SeededAgent,
-    close_agent,
-    episode_stats,
     is_async_agent,
-    observe_turn,
     required_info_keys,
 )
 from agentgym_budget.agents.builtin import ExpertAgent, NoisyExpertNoRecover, NoisyExpertRecover, RandomAgent
@@ -43,7 +40,6 @@ from agentgym_budget.agents.registry import (
 )
 
 __all__ = [
-    "DEFAULT_EPS",
     "Agent",
     "AgentKind",
     "AgentSpec",
@@ -55,10 +51,7 @@ __all__ = [
     "RandomAgent",
     "SeededAgent",
     "agent_kinds",
-    "close_agent",
-    "episode_stats",
     "is_async_agent",
-    "observe_turn",
     "parse_agent",
     "register_agent",
     "required_info_keys",

@@ -50,17 +50,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = [
-    "Agent",
-    "AsyncAgent",
-    "SeededAgent",
-    "close_agent",
-    "close_shared_resources",
-    "episode_stats",
-    "is_async_agent",
-    "observe_turn",
-    "required_info_keys",
-]
+__all__ = ["Agent", "AsyncAgent", "SeededAgent", "is_async_agent", "required_info_keys"]
 
 
 @runtime_checkable

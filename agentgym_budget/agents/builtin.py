@@ -45,7 +45,7 @@ from typing import Any
 from agentgym_budget.agents.base import SeededAgent
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["ExpertAgent", "NoisyExpertNoRecover", "NoisyExpertRecover", "RandomAgent", "check_eps"]
+__all__ = ["ExpertAgent", "NoisyExpertNoRecover", "NoisyExpertRecover", "RandomAgent"]
 
 _FALLBACK = ""
 """Command sent when an agent has nothing to choose from (an empty line: a normal, wasted turn)."""

@@ -56,16 +56,7 @@ from yarl import URL
 
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
-__all__ = [
-    "RETRY_STATUSES",
-    "ChatClient",
-    "ChatResult",
-    "close_shared_clients",
-    "environment_proxy",
-    "redact",
-    "shared_client",
-    "without_userinfo",
-]
+__all__ = ["ChatClient", "ChatResult"]
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 """HTTP statuses that are retried (with backoff); any other error status fails at once."""

@@ -35,7 +35,7 @@ from typing import Any
 from agentgym_budget.agents.hf_model import LocalModel
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["Batcher", "Generation", "GenerationRequest", "Sampling", "batcher_for", "generate", "row_seed"]
+__all__ = ["Batcher", "Generation", "GenerationRequest", "Sampling", "batcher_for", "generate"]
 
 
 def row_seed(seed: int, index: int) -> int:

@@ -41,7 +41,7 @@ from agentgym_budget.agents.pretrained import PRETRAINED, resolve_model
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError, InvalidOptionError, ModelPathError, did_you_mean
 
-__all__ = ["LocalModel", "check_model_dir", "load_causal_lm", "load_local_model"]
+__all__ = ["LocalModel", "load_causal_lm", "load_local_model"]
 
 _FEATURE = "The hf: agent (local Hugging Face models)"
 _LOADER_FEATURE = "Training and hf: agents"

@@ -36,7 +36,7 @@ from agentgym_budget.agents.chat_client import ChatClient, shared_client, withou
 from agentgym_budget.agents.prompting import PromptTemplate, extract_action
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["DEFAULT_BASE_URL", "OpenAIChatAgent"]
+__all__ = ["OpenAIChatAgent"]
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
 """Server used when neither ``base_url`` nor ``$OPENAI_BASE_URL`` is set (vLLM's default port)."""

@@ -43,7 +43,7 @@ from pathlib import Path
 from agentgym_budget.errors import DataError
 from agentgym_budget.safe_json import read_json_file
 
-__all__ = ["DEFAULT_SYSTEM", "DEFAULT_TURN", "PromptTemplate", "extract_action"]
+__all__ = ["PromptTemplate", "extract_action"]
 
 DEFAULT_SYSTEM = (
     "You are an agent solving a text-based task, one command per turn.\n"

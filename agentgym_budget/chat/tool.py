@@ -19,16 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = [
-    "ACT_TOOL",
-    "DEFAULT_SYSTEM_PROMPT",
-    "EPISODE_OVER",
-    "act_commands",
-    "act_tool_schema",
-    "tool_call",
-    "tool_call_text",
-    "turn_text",
-]
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "act_commands", "act_tool_schema", "tool_call", "tool_call_text"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an agent solving a text-based task. Call the `act` tool with one command at a time; "

@@ -29,7 +29,7 @@ from agentgym_budget.cli.common import (
 from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig
 from agentgym_budget.eval.passkt.plan import run_passkt
 from agentgym_budget.eval.passkt.tables import format_summary
-from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.env_ref import EnvRef
 
 __all__: list[str] = []
 

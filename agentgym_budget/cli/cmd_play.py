@@ -11,7 +11,7 @@ import argparse
 
 from agentgym_budget.cli.common import add_env_arguments, positive_int
 from agentgym_budget.errors import did_you_mean
-from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.env_ref import EnvRef
 
 __all__: list[str] = []
 

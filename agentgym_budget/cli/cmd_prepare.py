@@ -13,7 +13,7 @@ import os
 
 from agentgym_budget.cli.common import add_env_arguments, positive_int
 from agentgym_budget.prepare import prepare_tasks, select_tasks
-from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.env_ref import EnvRef
 
 __all__: list[str] = []
 

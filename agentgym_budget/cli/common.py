@@ -216,7 +216,7 @@ def add_envs_arguments(parser: argparse.ArgumentParser, default: str) -> None:
 
 
 def env_refs(args: argparse.Namespace, default_env: str, default_args: str | None) -> tuple[Any, ...]:
-    """The :class:`~agentgym_budget.runner.rollout.EnvRef` s of :func:`add_envs_arguments`.
+    """The :class:`~agentgym_budget.runner.env_ref.EnvRef` s of :func:`add_envs_arguments`.
 
     Example:
         >>> parser = argparse.ArgumentParser()
@@ -229,7 +229,7 @@ def env_refs(args: argparse.Namespace, default_env: str, default_args: str | Non
         ['TextWorld-Cooking-v0(difficulty=1)', 'WebShop-1k-v0']
     """
     from agentgym_budget.errors import InvalidOptionError
-    from agentgym_budget.runner.rollout import EnvRef
+    from agentgym_budget.runner.env_ref import EnvRef
 
     if not args.env:
         extra = args.env_args or []

@@ -17,17 +17,15 @@ Example:
 from __future__ import annotations
 
 from agentgym_budget.eval.estimator import bootstrap_ci, mean_pass_at_k, paired_bootstrap_ci, pass_at_k
-from agentgym_budget.eval.passkt.config import MODES, PassKTConfig
+from agentgym_budget.eval.passkt.config import PassKTConfig
 from agentgym_budget.eval.passkt.plan import PassKTRun, run_passkt
 from agentgym_budget.eval.passkt.report import report
-from agentgym_budget.eval.passkt.summary import DEFINITION, Summary, summarize
+from agentgym_budget.eval.passkt.summary import Summary, summarize
 from agentgym_budget.eval.probes.plan import ProbeConfig, ProbeRun, run_probe
 from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.plan import RecoveryRun, run_recovery
 
 __all__ = [
-    "DEFINITION",
-    "MODES",
     "PassKTConfig",
     "PassKTRun",
     "ProbeConfig",

@@ -31,15 +31,7 @@ import numpy as np
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = [
-    "DEFAULT_BOOTSTRAP",
-    "DEFAULT_CONFIDENCE",
-    "bootstrap_ci",
-    "mean_pass_at_k",
-    "paired_bootstrap_ci",
-    "pass_at_k",
-    "pass_at_k_per_task",
-]
+__all__ = ["bootstrap_ci", "mean_pass_at_k", "paired_bootstrap_ci", "pass_at_k", "pass_at_k_per_task"]
 
 DEFAULT_BOOTSTRAP = 2000
 """Bootstrap resamples used by default."""

@@ -27,7 +27,7 @@ import numpy as np
 from agentgym_budget.runner.outputs import output_set, plot_names, write_csv
 from agentgym_budget.runner.store import atomic_path, atomic_write_json
 
-__all__ = ["figure_legend", "new_figure", "save_figure", "series_style", "shifted", "write_summary_set"]
+__all__ = ["shifted"]
 
 _DPI = 110
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PROGRESS_BINS", "SignalPoint", "analyze_signal", "auc", "correlation", "format_signal"]
+__all__ = ["SignalPoint", "analyze_signal", "correlation"]
 
 PROGRESS_BINS = (0.0, 0.25, 0.5, 0.75, 1.0)
 """Edges of the progress bins of ``success_by_progress`` (the last bin is closed)."""

@@ -48,8 +48,9 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.base import close_agent, close_shared_resources, episode_stats, required_info_keys
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.info_keys import STANDARD_INFO_KEYS
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.ray_cluster import ray_connection
-from agentgym_budget.runner.rollout import EnvRef, agent_view
+from agentgym_budget.runner.rollout import agent_view
 from agentgym_budget.state import EnvState
 from agentgym_budget.wrappers import BudgetMix, StateSnapshot, TurnBudget
 from agentgym_budget.wrappers.turn_budget import validate_budget
@@ -71,7 +72,7 @@ class RolloutConfig:
     """An env stack as data: ``StateSnapshot([BudgetMix](TurnBudget(make(env_id, **env_kwargs))))``.
 
     Args:
-        env: Registered id (namespace optional), or an :class:`~agentgym_budget.runner.rollout.EnvRef`.
+        env: Registered id (namespace optional), or an :class:`~agentgym_budget.runner.env_ref.EnvRef`.
         env_kwargs: Constructor arguments (``"level=3"`` or a mapping), when ``env`` is an id.
         split: Task split, when ``env`` is an id (``None``: the env's default).
         max_turns: ``TurnBudget``'s budget.

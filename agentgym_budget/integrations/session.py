@@ -52,7 +52,7 @@ from agentgym_budget.errors import EpisodeOverError
 from agentgym_budget.integrations.session_config import SessionConfig, episode_fields
 from agentgym_budget.wrappers import TurnBudget
 
-__all__ = ["EpisodeSession", "EpisodeTurn", "episode_outcome"]
+__all__ = ["EpisodeSession", "EpisodeTurn"]
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,12 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym_budget.errors import InvalidBudgetError, InvalidOptionError, did_you_mean
-from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.wrappers import BudgetMix, ProcessReward, TurnBudget
 from agentgym_budget.wrappers.process_reward import TERMINAL_POTENTIALS
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
-__all__ = ["EPISODE_FIELDS", "REWARDS", "SessionConfig", "episode_fields"]
+__all__ = ["SessionConfig", "episode_fields"]
 
 EPISODE_FIELDS = ("task", "seed", "max_turns", "show_budget")
 """Per-episode fields: ``task`` (id or index), ``seed`` (int), ``max_turns`` (int), ``show_budget`` (bool)."""

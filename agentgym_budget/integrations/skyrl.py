@@ -60,10 +60,8 @@ from agentgym_budget.integrations.session import EpisodeSession
 from agentgym_budget.integrations.session_config import EPISODE_FIELDS, SessionConfig, episode_fields
 
 __all__ = [
-    "DEFAULT_SKYRL_ID",
     "BudgetTextEnv",  # noqa: F822 (built on first use by __getattr__: it needs skyrl-gym)
     "GeneratorLimitWarning",
-    "aggregate_budget_metrics",
     "register_skyrl_env",
 ]
 
@@ -127,6 +125,56 @@ def aggregate_budget_metrics(metrics: list[Mapping[str, Any]]) -> dict[str, floa
     return result
 
 
+def _warn_if_cut(max_turns: int, generator_max_turns: int | None) -> None:
+    """Warn when SkyRL's generator would stop an episode of ``max_turns`` turns before its budget."""
+    if generator_max_turns is not None and max_turns > generator_max_turns:
+        warnings.warn(
+            f"BudgetTextEnv: the episode's budget is {max_turns} turns but SkyRL's generator stops "
+            f"every trajectory at max_turns={generator_max_turns}, so it is cut before its budget "
+            "(and never reported truncated). Raise the generator's max_turns to at least the largest budget.",
+            GeneratorLimitWarning,
+            stacklevel=3,
+        )
+
+
+def _first_messages(prompt: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    """``prompt`` with the first observation ``text``: filling an empty last user message, else appended."""
+    messages = [dict(message) for message in prompt]
+    if messages and messages[-1].get("role") == "user" and not messages[-1].get("content"):
+        messages[-1]["content"] = text
+    else:
+        messages.append({"role": "user", "content": text})
+    return messages
+
+
+def _step_metadata(turn: Any) -> dict[str, Any]:
+    """The ``metadata`` of a SkyRL step output: the session turn's outcome and parsed command."""
+    return {
+        "terminated": turn.terminated,
+        "truncated": turn.truncated,
+        "turn": turn.turn,
+        "max_turns": turn.max_turns,
+        "won": turn.won,
+        "command": turn.command,
+        "matched": turn.matched,
+        "env_reward": turn.env_reward,
+    }
+
+
+def _record_metrics(record: Mapping[str, Any]) -> dict[str, Any]:
+    """An episode record as SkyRL metrics, with ``won@T`` and ``return@T`` keyed by its budget ``T``."""
+    budget = record["budget"]
+    return {
+        "won": float(record["won"]),
+        "turns": record["turns"],
+        "budget": budget,
+        "truncated": float(record["truncated"]),
+        "return": record["return"],
+        f"won@{budget}": float(record["won"]),
+        f"return@{budget}": record["return"],
+    }
+
+
 @functools.cache
 def _classes() -> SimpleNamespace:
     _skyrl()
@@ -156,19 +204,8 @@ def _classes() -> SimpleNamespace:
         def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             turn = self._session.reset(**self._fields)
             self.turns, self.max_turns = 0, turn.max_turns
-            if self.generator_max_turns is not None and turn.max_turns > self.generator_max_turns:
-                warnings.warn(
-                    f"BudgetTextEnv: the episode's budget is {turn.max_turns} turns but SkyRL's generator stops "
-                    f"every trajectory at max_turns={self.generator_max_turns}, so it is cut before its budget "
-                    "(and never reported truncated). Raise the generator's max_turns to at least the largest budget.",
-                    GeneratorLimitWarning,
-                    stacklevel=2,
-                )
-            messages = [dict(message) for message in prompt]
-            if messages and messages[-1].get("role") == "user" and not messages[-1].get("content"):
-                messages[-1]["content"] = turn.text
-            else:
-                messages.append({"role": "user", "content": turn.text})
+            _warn_if_cut(turn.max_turns, self.generator_max_turns)
+            messages = _first_messages(prompt, turn.text)
             return messages, {"task_id": turn.task_id, "max_turns": turn.max_turns}
 
         def step(self, action: str) -> BaseTextEnvStepOutput:
@@ -181,16 +218,7 @@ def _classes() -> SimpleNamespace:
                 observations=[] if turn.done else [{"role": "user", "content": turn.text}],
                 reward=turn.reward,
                 done=turn.done,
-                metadata={
-                    "terminated": turn.terminated,
-                    "truncated": turn.truncated,
-                    "turn": turn.turn,
-                    "max_turns": turn.max_turns,
-                    "won": turn.won,
-                    "command": turn.command,
-                    "matched": turn.matched,
-                    "env_reward": turn.env_reward,
-                },
+                metadata=_step_metadata(turn),
                 postprocessed_action=turn.command,
             )
 
@@ -200,18 +228,7 @@ def _classes() -> SimpleNamespace:
                 if self._record is not None
                 else (self._session.record() if self._session is not None and self._session.last is not None else None)
             )
-            if record is None:
-                return {}
-            budget = record["budget"]
-            return {
-                "won": float(record["won"]),
-                "turns": record["turns"],
-                "budget": budget,
-                "truncated": float(record["truncated"]),
-                "return": record["return"],
-                f"won@{budget}": float(record["won"]),
-                f"return@{budget}": record["return"],
-            }
+            return {} if record is None else _record_metrics(record)
 
         @staticmethod
         def aggregate_metrics(metrics: list[dict[str, Any]]) -> dict[str, Any]:

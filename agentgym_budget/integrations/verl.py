@@ -117,6 +117,19 @@ def _fields(session: EpisodeSession, cut_by_length: bool) -> dict[str, Any]:
     }
 
 
+def _warn_cut(session: EpisodeSession, limit: int) -> None:
+    """Log that the episode was cut by ``rollout.response_length`` before it ended."""
+    last = session.last
+    logger.warning(
+        "agentgym_budget: episode on task %r cut by rollout.response_length=%d after %d of %d turns; "
+        "raise response_length or lower the budget (extra_fields['cut_by_length'] is True).",
+        last.task_id if last else None,
+        limit,
+        last.turn if last else 0,
+        last.max_turns if last else 0,
+    )
+
+
 @functools.cache
 def _classes() -> SimpleNamespace:
     agent_loop = _verl()
@@ -175,7 +188,7 @@ def _classes() -> SimpleNamespace:
                     break
                 runtime, mask, logprobs, chat_messages = merged.token_ids, new_mask, new_logprobs, chat_messages + 1
             if cut:
-                self._warn_cut(session, limit)
+                _warn_cut(session, limit)
             response = runtime[prompt_length:]
             return agent_loop.AgentLoopOutput(
                 prompt_ids=runtime[:prompt_length],
@@ -186,18 +199,6 @@ def _classes() -> SimpleNamespace:
                 num_turns=chat_messages,
                 metrics={},
                 extra_fields=_fields(session, cut),
-            )
-
-        @staticmethod
-        def _warn_cut(session: EpisodeSession, limit: int) -> None:
-            last = session.last
-            logger.warning(
-                "agentgym_budget: episode on task %r cut by rollout.response_length=%d after %d of %d turns; "
-                "raise response_length or lower the budget (extra_fields['cut_by_length'] is True).",
-                last.task_id if last else None,
-                limit,
-                last.turn if last else 0,
-                last.max_turns if last else 0,
             )
 
     BudgetAgentLoop.__module__ = __name__

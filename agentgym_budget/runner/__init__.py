@@ -1,7 +1,7 @@
 """What every evaluation run shares: environments, episodes, workers, the run's files.
 
 * :mod:`~agentgym_budget.runner.env_args` and :mod:`~agentgym_budget.runner.rollout`: environment
-  references (:class:`~agentgym_budget.runner.rollout.EnvRef`), env pools, playing one episode;
+  references (:class:`~agentgym_budget.runner.env_ref.EnvRef`), env pools, playing one episode;
 * :mod:`~agentgym_budget.runner.seeds`: the seed of every episode of a run;
 * :mod:`~agentgym_budget.runner.skeleton`: the one course every analysis's run takes;
 * :mod:`~agentgym_budget.runner.pool` (worker processes), :mod:`~agentgym_budget.runner.ray_executor`
@@ -13,7 +13,8 @@
 The analyses of :mod:`agentgym_budget.eval` (Pass@(K,T), probes, recovery) plug into it; it imports none of them.
 """
 
-from agentgym_budget.runner.rollout import EnvPool, EnvRef, EpisodeResult, play_episode, run_episode
+from agentgym_budget.runner.env_ref import EnvPool, EnvRef
+from agentgym_budget.runner.rollout import EpisodeResult, play_episode, run_episode
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
 from agentgym_budget.runner.store import JsonlStore

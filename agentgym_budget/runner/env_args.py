@@ -29,7 +29,7 @@ from gymnasium import error as gym_error
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.registration import env_info, resolve_id
 
-__all__ = ["RUNNER_ARGUMENTS", "check_env_kwargs", "default_split", "env_parameters"]
+__all__: list[str] = []
 
 RUNNER_ARGUMENTS = ("info_keys",)
 """Constructor arguments the evaluation runner sets itself (from what the agents need)."""

@@ -34,7 +34,7 @@ from typing import Any
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.runner.store import atomic_write_text
 
-__all__ = ["PLOT_FORMATS", "OutputSet", "output_set", "parse_plot_formats", "plot_names", "write_csv"]
+__all__: list[str] = []
 
 PLOT_FORMATS = ("png", "pdf", "svg")
 """File formats plots can be written in (``--plot-format``)."""

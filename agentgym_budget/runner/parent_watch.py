@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 
-__all__ = ["exit_with_parent", "set_parent_death_signal"]
+__all__: list[str] = []
 
 _PR_SET_PDEATHSIG = 1
 _EXIT_STATUS = 70

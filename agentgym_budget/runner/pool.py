@@ -54,7 +54,7 @@ from agentgym_budget.runner.parent_watch import exit_with_parent
 if TYPE_CHECKING:
     from agentgym_budget.runner.store import JsonlStore
 
-__all__ = ["BACKENDS", "Emit", "JobBackend", "make_backend", "run_jobs", "run_logged_jobs"]
+__all__ = ["Emit", "make_backend", "run_jobs"]
 
 Emit = Callable[[Any], None]
 """Callback a job function calls with each finished result."""

@@ -45,7 +45,7 @@ from typing import Any
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import RunConfigError
 
-__all__ = ["LOCAL", "import_ray", "init_arguments", "package_runtime_env", "ray_connection"]
+__all__ = ["package_runtime_env", "ray_connection"]
 
 LOCAL = "local"
 """Ray's address for "start a new local cluster"."""

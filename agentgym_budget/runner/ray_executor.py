@@ -23,7 +23,7 @@ Example (not a doctest: it starts a local cluster, ~15 s; ``tests/test_ray_backe
 
     from agentgym_budget.eval.passkt.plan import run_passkt
     from agentgym_budget.runner.ray_executor import RayBackend
-    from agentgym_budget.runner.rollout import EnvRef
+    from agentgym_budget.runner.env_ref import EnvRef
 
     config = PassKTConfig(EnvRef.parse("TextWorld-CoinCollector-v0", "level=3"), ["random"], ks=(1,), budgets=(5,))
     run_passkt(config, "runs/coin", backend=RayBackend())  # same records as run_passkt(config, "runs/coin")
@@ -41,7 +41,7 @@ from typing import Any
 from agentgym_budget.errors import WorkerError
 from agentgym_budget.runner.ray_cluster import ray_connection
 
-__all__ = ["RayBackend", "RayWorker"]
+__all__ = ["RayBackend"]
 
 Emit = Callable[[Any], None]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["episode_problem", "reference_problem"]
+__all__: list[str] = []
 
 _MODES = ("independent", "prefix")
 

@@ -1,11 +1,8 @@
-"""Playing one episode of one agent: environment references, env pools and the episode loop.
+"""Playing one episode of one agent: the episode loop shared by every evaluation command.
 
-Shared by every evaluation command (Pass@(K,T), probes, recovery runs):
+Pass@(K,T), probes and recovery runs all play their episodes here (the env references and pools
+they play on are :mod:`agentgym_budget.runner.env_ref`; both names are importable from here too):
 
-* :class:`EnvRef` names an environment configuration (registered id, constructor arguments, split)
-  in a picklable way, so worker processes can build the same env;
-* :class:`EnvPool` keeps built env stacks (``TurnBudget`` over the env, made with the opt-in
-  ``info`` keys an agent needs) for reuse across episodes in one process;
 * :func:`play_episode` plays one episode with a sync or async agent and returns an
   :class:`EpisodeResult`; :func:`run_episode` is its synchronous form. Given an ``executor``, it
   resets the env there (and steps it in ``step_executor``, if given), so the event loop stays free
@@ -28,10 +25,8 @@ Example:
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import inspect
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor
@@ -42,165 +37,12 @@ import gymnasium as gym
 
 from agentgym_budget.agents.base import close_shared_resources, episode_stats, is_async_agent
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.registration import make, resolve_id
-from agentgym_budget.runner.env_args import check_env_kwargs, default_split
-from agentgym_budget.wrappers import StateSnapshot, TurnBudget
+from agentgym_budget.runner.env_ref import EnvPool, EnvRef
 
-__all__ = [
-    "HIDDEN_BUDGET_KEYS",
-    "EnvPool",
-    "EnvRef",
-    "EpisodeResult",
-    "agent_view",
-    "episode_turn_outcome",
-    "play_episode",
-    "run_episode",
-]
+__all__ = ["EnvPool", "EnvRef", "EpisodeResult", "agent_view", "episode_turn_outcome", "play_episode", "run_episode"]
 
 HIDDEN_BUDGET_KEYS = ("max_turns", "turns_left")
 """``info`` keys removed from what the agent sees when the budget is hidden."""
-
-
-def _literal(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        lowered = text.lower()
-        return {"true": True, "false": False, "none": None}.get(lowered, text)
-
-
-@dataclass(frozen=True)
-class EnvRef:
-    """A picklable reference to an environment configuration.
-
-    Attributes:
-        env_id: The full registered id.
-        kwargs: Constructor arguments as sorted ``(name, value)`` pairs.
-        split: Task split; ``None`` is resolved to the env's default split
-            (:func:`~agentgym_budget.runner.env_args.default_split`), so records name the split used.
-    """
-
-    env_id: str
-    kwargs: tuple[tuple[str, Any], ...] = ()
-    split: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.split is None:
-            object.__setattr__(self, "split", default_split(self.env_id))
-
-    @classmethod
-    def parse(cls, env_id: str, kwargs: str | Mapping[str, Any] | None = None, split: str | None = None) -> EnvRef:
-        """Build a reference from an id (namespace optional) and ``"key=value,..."`` or a mapping.
-
-        Values are Python literals when they parse as one (``level=3`` is an int), else strings.
-
-        Raises:
-            UnknownEnvIdError: The id is not registered.
-            InvalidOptionError: Malformed ``kwargs``, or an argument the env's constructor does not
-                take (the message lists those it does, with a did-you-mean).
-
-        Example:
-            >>> ref = EnvRef.parse("TextWorld-Cooking-v0", "difficulty=1")
-            >>> ref.label, ref.split
-            ('TextWorld-Cooking-v0(difficulty=1)', 'train')
-            >>> EnvRef.parse("TextWorld-Cooking-v0", "dificulty=1")
-            Traceback (most recent call last):
-            ...
-            agentgym_budget.errors.InvalidOptionError: TextWorld-Cooking-v0 has no argument 'dificulty'. Did you mean 'difficulty'? ...
-        """
-        if isinstance(kwargs, str):
-            items = {}
-            for part in filter(None, (p.strip() for p in kwargs.split(","))):
-                name, sep, value = part.partition("=")
-                if not sep or not name.strip().isidentifier():
-                    raise InvalidOptionError(f"Environment arguments look like 'level=3,split=train', got {part!r}.")
-                items[name.strip()] = _literal(value.strip())
-            kwargs = items
-        options = dict(kwargs or {})
-        if "split" in options:
-            split = split or options.pop("split")
-        full_id = resolve_id(env_id)
-        check_env_kwargs(full_id, options)
-        return cls(full_id, tuple(sorted(options.items())), split)
-
-    @property
-    def label(self) -> str:
-        """Short readable name: id without namespace, plus arguments and the split unless it is the default."""
-        name = self.env_id.split("/", 1)[-1]
-        shown_split = self.split is not None and self.split != default_split(self.env_id)
-        args = [f"{k}={v}" for k, v in self.kwargs] + ([f"split={self.split}"] if shown_split else [])
-        return f"{name}({','.join(args)})" if args else name
-
-    def make_base(self, info_keys: Iterable[str] = ()) -> gym.Env:
-        """The env (no budget wrapper) with the given opt-in ``info`` keys."""
-        options = dict(self.kwargs)
-        if self.split is not None:
-            options["split"] = self.split
-        keys = sorted(set(info_keys))
-        return make(self.env_id, info_keys=keys or None, **options)
-
-    def make(
-        self, info_keys: Iterable[str] = (), *, show_budget: bool = False, max_turns: int = 1, snapshots: bool = False
-    ) -> gym.Env:
-        """``TurnBudget(env, max_turns, show_budget)``; set each episode's budget with reset options.
-
-        With ``snapshots=True`` the stack is wrapped in :class:`~agentgym_budget.wrappers.StateSnapshot`
-        (``snapshot()`` / ``restore()`` / ``fork()``), as the probes need.
-        """
-        env = TurnBudget(self.make_base(info_keys), max_turns=max_turns, show_budget=show_budget)
-        return StateSnapshot(env) if snapshots else env
-
-    def task_ids(self) -> tuple[str, ...]:
-        """The task ids of the split, in order."""
-        env = self.make_base()
-        try:
-            return tuple(env.unwrapped.task_ids)
-        finally:
-            env.close()
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON form (``env_id``, ``env_kwargs``, ``split``)."""
-        return {"env_id": self.env_id, "env_kwargs": dict(self.kwargs), "split": self.split}
-
-
-class EnvPool:
-    """Env stacks kept for reuse in one process, by (reference, ``info`` keys, budget shown, snapshots).
-
-    :meth:`acquire` hands out a free stack (building one if none is free) and :meth:`release`
-    returns it; several can be out at once (concurrent episodes of an async agent). Both may be
-    called from any thread.
-    """
-
-    def __init__(self) -> None:
-        self._free: dict[tuple[Any, ...], list[gym.Env]] = {}
-        self._all: list[gym.Env] = []
-        self._lock = threading.Lock()
-
-    def acquire(self, ref: EnvRef, info_keys: Iterable[str], show_budget: bool, *, snapshots: bool = False) -> gym.Env:
-        """A stack for ``ref`` with these ``info`` keys and budget visibility (``StateSnapshot`` outermost if asked)."""
-        key = (ref, frozenset(info_keys), bool(show_budget), bool(snapshots))
-        with self._lock:
-            free = self._free.setdefault(key, [])
-            if free:
-                return free.pop()
-        env = ref.make(key[1], show_budget=key[2], snapshots=key[3])
-        env._pool_key = key  # type: ignore[attr-defined]
-        with self._lock:
-            self._all.append(env)
-        return env
-
-    def release(self, env: gym.Env) -> None:
-        """Return a stack obtained from :meth:`acquire`."""
-        with self._lock:
-            self._free[env._pool_key].append(env)  # type: ignore[attr-defined]
-
-    def close(self) -> None:
-        """Close every stack (the pool can be used again afterwards)."""
-        with self._lock:
-            envs, self._all = self._all, []
-            self._free.clear()
-        for env in envs:
-            env.close()
 
 
 @dataclass
@@ -312,22 +154,10 @@ async def play_episode(
     if show_budget is None:
         show_budget = bool(env.get_wrapper_attr("show_budget"))
     began = time.perf_counter()
-    if start is None:
-        observation, info = await _run_env(
-            executor, env.reset, seed=seed, options={"task": task_id, "max_turns": budget}
-        )
-    else:
-        observation, info = start[0], dict(start[1])
     hidden_keys = frozenset(hidden_keys)
-    if reset_agent:
-        await _call(
-            agent.reset,
-            info.get("goal", ""),
-            observation,
-            agent_view(info, show_budget, hidden_keys),
-            seed=seed,
-            budget=budget if show_budget else None,
-        )
+    observation, info = await _first_turn(
+        env, agent, task_id, budget, seed, show_budget, start, reset_agent, hidden_keys, executor
+    )
     actions, rewards, success_turn, info = await _play_turns(
         env, agent, observation, info, show_budget, hidden_keys, step_executor
     )
@@ -346,6 +176,37 @@ async def play_episode(
         agent_stats=episode_stats(agent),
         elapsed_s=round(time.perf_counter() - began, 4),
     )
+
+
+async def _first_turn(
+    env: gym.Env,
+    agent: Any,
+    task_id: str,
+    budget: int,
+    seed: int,
+    show_budget: bool,
+    start: tuple[str, Mapping[str, Any]] | None,
+    reset_agent: bool,
+    hidden_keys: frozenset[str],
+    executor: Executor | None,
+) -> tuple[str, dict[str, Any]]:
+    """The episode's first ``(observation, info)``: the env reset (or ``start``), the agent reset if asked."""
+    if start is None:
+        observation, info = await _run_env(
+            executor, env.reset, seed=seed, options={"task": task_id, "max_turns": budget}
+        )
+    else:
+        observation, info = start[0], dict(start[1])
+    if reset_agent:
+        await _call(
+            agent.reset,
+            info.get("goal", ""),
+            observation,
+            agent_view(info, show_budget, hidden_keys),
+            seed=seed,
+            budget=budget if show_budget else None,
+        )
+    return observation, info
 
 
 async def _play_turns(

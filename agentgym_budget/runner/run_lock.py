@@ -31,7 +31,7 @@ from pathlib import Path
 
 from agentgym_budget.errors import RunConfigError
 
-__all__ = ["LOCK_FILE", "lock_directory"]
+__all__ = ["lock_directory"]
 
 LOCK_FILE = ".lock"
 """Name of the lock file inside a locked directory."""

@@ -41,16 +41,7 @@ from typing import IO, Any
 from agentgym_budget.errors import DataError, RunConfigError
 from agentgym_budget.scrub import scrub
 
-__all__ = [
-    "Check",
-    "JsonlStore",
-    "atomic_path",
-    "atomic_write_json",
-    "atomic_write_text",
-    "numbered_jsonl",
-    "pin_settings",
-    "read_jsonl",
-]
+__all__ = ["JsonlStore", "atomic_write_text", "read_jsonl"]
 
 
 Check = Callable[[Mapping[str, Any]], str | None]

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.env_ref import EnvRef
 
-__all__ = ["count", "run_agents", "run_envs"]
+__all__ = ["count"]
 
 
 def count(value: object, what: str, *, zero: bool = False) -> int:

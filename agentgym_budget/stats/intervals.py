@@ -39,8 +39,6 @@ import numpy as np
 from agentgym_budget.errors import InvalidOptionError
 
 __all__ = [
-    "CONFIDENCE",
-    "RESAMPLES",
     "Interval",
     "bca_interval",
     "bootstrap_p_value",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["cpu_trainer_arguments"]
+__all__: list[str] = []
 
 
 def cpu_trainer_arguments(

@@ -36,15 +36,7 @@ from dataclasses import dataclass
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = [
-    "CREDIT_MODES",
-    "RolloutTurns",
-    "discounted_returns",
-    "episode_advantages",
-    "state_groups",
-    "turn_advantages",
-    "useful_fraction",
-]
+__all__ = ["RolloutTurns", "state_groups", "turn_advantages"]
 
 CREDIT_MODES = ("episode", "turn", "gigpo")
 """Credit assignment modes (see the module docstring)."""

@@ -42,7 +42,7 @@ from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_cal
 from agentgym_budget.train.quiet import quiet_trainer
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
-__all__ = ["GRPOSettings", "largest_budget", "run_grpo", "staged_budgets"]
+__all__ = ["GRPOSettings", "run_grpo", "staged_budgets"]
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,72 @@ def _pin_reference(model: Any, tokenizer: Any, directory: Path) -> None:
     model.config._name_or_path = str(directory)
 
 
+def _grpo_arguments(
+    trl: Any,
+    config: SessionConfig,
+    settings: GRPOSettings,
+    out: Path,
+    *,
+    seed: int,
+    progress: bool,
+    report_to: Sequence[str],
+) -> Any:
+    """TRL's ``GRPOConfig`` for ``settings``: room for one more tool call than the largest budget."""
+    turns = largest_budget(config) + 1  # one more call lets the model learn to stop after the end
+    return trl.GRPOConfig(
+        output_dir=str(out / "checkpoints"),
+        max_steps=settings.steps,
+        per_device_train_batch_size=settings.episodes_per_step,
+        num_generations=settings.num_generations,
+        learning_rate=settings.learning_rate,
+        lr_scheduler_type="constant_with_warmup",
+        warmup_steps=min(5, settings.steps // 10),
+        temperature=settings.temperature,
+        beta=settings.beta,
+        loss_type=settings.loss_type,
+        max_completion_length=settings.tokens_per_turn * turns,
+        max_tool_calling_iterations=turns,
+        logging_steps=1,
+        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
+        shuffle_dataset=False,
+    )
+
+
+def _train(trainer: Any, checkpoints: Path, *, resume: bool, logs: Sequence[JsonlLog]) -> Any:
+    """Run ``trainer`` (from the last checkpoint when resuming, with ``logs`` cut back to it), then close its envs."""
+    checkpoint = last_checkpoint(checkpoints) if resume else None
+    if checkpoint is not None:
+        step = checkpoint_step(checkpoint)
+        for log in logs:
+            log.truncate_after(step)
+    try:
+        result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    finally:
+        # TRL never closes its environments; a game engine left to the garbage collector may crash it.
+        for environment in getattr(trainer, "environments", None) or ():
+            environment.session.close()
+    return result
+
+
+def _build_trainer(
+    model: Any,
+    tokenizer: Any,
+    config: SessionConfig,
+    args: Any,
+    dataset: Any,
+    settings: GRPOSettings,
+    **trainer_arguments: Any,
+) -> Any:
+    """The GRPO trainer of ``settings.credit``: TRL's episode-level one, or the turn-level credit trainer."""
+    build, credit = grpo_trainer, {}
+    if settings.credit != "episode":
+        from agentgym_budget.train.turn_grpo import turn_credit_trainer
+
+        build = turn_credit_trainer
+        credit = {"credit": settings.credit, "gamma": settings.gamma, "step_weight": settings.step_weight}
+    return build(model, tokenizer, config, args, dataset, **trainer_arguments, **credit)
+
+
 def run_grpo(
     model: Any,
     tokenizer: Any,
@@ -196,59 +262,26 @@ def run_grpo(
     if budget_stages:
         for row, budget in zip(rows, staged_budgets(budget_stages, settings), strict=True):
             row["max_turns"] = budget
-    turns = largest_budget(config) + 1  # one more call lets the model learn to stop after the end
-    args = trl.GRPOConfig(
-        output_dir=str(out / "checkpoints"),
-        max_steps=settings.steps,
-        per_device_train_batch_size=settings.episodes_per_step,
-        num_generations=settings.num_generations,
-        learning_rate=settings.learning_rate,
-        lr_scheduler_type="constant_with_warmup",
-        warmup_steps=min(5, settings.steps // 10),
-        temperature=settings.temperature,
-        beta=settings.beta,
-        loss_type=settings.loss_type,
-        max_completion_length=settings.tokens_per_turn * turns,
-        max_tool_calling_iterations=turns,
-        logging_steps=1,
-        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
-        shuffle_dataset=False,
-    )
+    args = _grpo_arguments(trl, config, settings, out, seed=seed, progress=progress, report_to=report_to)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     if settings.beta > 0:
         _pin_reference(model, tokenizer, out / "reference")
     episodes = JsonlLog(out / "episodes.jsonl")
     metrics = JsonlLog(out / "metrics.jsonl")
     recorder = EpisodeRecorder(episodes)
-    build, credit = grpo_trainer, {}
-    if settings.credit != "episode":
-        from agentgym_budget.train.turn_grpo import turn_credit_trainer
-
-        build = turn_credit_trainer
-        credit = {"credit": settings.credit, "gamma": settings.gamma, "step_weight": settings.step_weight}
-    trainer = build(
+    trainer = _build_trainer(
         model,
         tokenizer,
         config,
         args,
         datasets.Dataset.from_list(rows),
+        settings,
         reward_funcs=[recorder],
         callbacks=[metrics_callback(metrics, "rl"), *callbacks],
-        **credit,
     )
     recorder.trainer = trainer
     if not progress:
         quiet_trainer(trainer)
-    checkpoint = last_checkpoint(out / "checkpoints") if resume else None
-    if checkpoint is not None:
-        step = checkpoint_step(checkpoint)
-        metrics.truncate_after(step)
-        episodes.truncate_after(step)
-    try:
-        result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    finally:
-        # TRL never closes its environments; a game engine left to the garbage collector may crash it.
-        for environment in getattr(trainer, "environments", None) or ():
-            environment.session.close()
+    result = _train(trainer, out / "checkpoints", resume=resume, logs=(metrics, episodes))
     trainer.model.eval()
     return result

@@ -32,7 +32,7 @@ from typing import Any
 
 from agentgym_budget.errors import DataError
 
-__all__ = ["EpisodeRecorder", "JsonlLog", "episode_summary", "metrics_callback"]
+__all__: list[str] = []
 
 
 class JsonlLog:

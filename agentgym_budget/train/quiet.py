@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-__all__ = ["quiet_trainer"]
+__all__: list[str] = []
 
 
 def quiet_trainer(trainer: Any) -> Any:

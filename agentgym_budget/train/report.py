@@ -24,7 +24,7 @@ from typing import Any
 
 from agentgym_budget.train.metrics import JsonlLog
 
-__all__ = ["success_by_budget", "summarize_training", "training_plot"]
+__all__ = ["success_by_budget"]
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -28,7 +28,7 @@ from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
 from agentgym_budget.train.quiet import quiet_trainer
 
-__all__ = ["SFTSettings", "checkpoint_step", "last_checkpoint", "run_sft"]
+__all__ = ["SFTSettings", "last_checkpoint", "run_sft"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,25 @@ def last_checkpoint(directory: str | Path) -> Path | None:
         return None
     found = get_last_checkpoint(str(directory))
     return Path(found) if found else None
+
+
+def _sft_arguments(
+    trl: Any, settings: SFTSettings, out: Path, *, seed: int, progress: bool, report_to: Sequence[str]
+) -> Any:
+    """TRL's ``SFTConfig`` for ``settings``: assistant-only loss, cosine schedule, checkpoints in ``out``."""
+    return trl.SFTConfig(
+        output_dir=str(out / "checkpoints"),
+        max_steps=settings.steps,
+        per_device_train_batch_size=settings.batch_size,
+        learning_rate=settings.learning_rate,
+        lr_scheduler_type="cosine",
+        warmup_steps=max(1, settings.steps // 20),
+        logging_steps=max(1, min(10, settings.steps // 10)),
+        assistant_only_loss=True,
+        max_length=settings.max_length,
+        packing=False,
+        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
+    )
 
 
 def run_sft(
@@ -92,19 +111,7 @@ def run_sft(
     dataset = datasets.Dataset.from_list(
         [{"messages": json.loads(json.dumps(list(c))), "tools": tools} for c in conversations]
     )
-    args = trl.SFTConfig(
-        output_dir=str(out / "checkpoints"),
-        max_steps=settings.steps,
-        per_device_train_batch_size=settings.batch_size,
-        learning_rate=settings.learning_rate,
-        lr_scheduler_type="cosine",
-        warmup_steps=max(1, settings.steps // 20),
-        logging_steps=max(1, min(10, settings.steps // 10)),
-        assistant_only_loss=True,
-        max_length=settings.max_length,
-        packing=False,
-        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
-    )
+    args = _sft_arguments(trl, settings, out, seed=seed, progress=progress, report_to=report_to)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     try:
         trainer = trl.SFTTrainer(

@@ -31,7 +31,7 @@ from agentgym_budget.train.grpo import GRPOSettings
 from agentgym_budget.train.recipe import TrainConfig, run_training
 from agentgym_budget.train.study_claims import claims_markdown, study_claims
 
-__all__ = ["STAGES", "StudyConfig", "run_study", "study_differences", "study_table"]
+__all__ = ["StudyConfig", "run_study"]
 
 STAGES = ("sft", "fixed", "budgetmix", "passkt", "probe", "recovery")
 """The stages of a study, in order."""
@@ -250,10 +250,7 @@ def run_study(
         InvalidOptionError: An unknown stage.
         RunConfigError: ``out`` holds a study with other settings.
     """
-    from agentgym_budget.eval.passkt.config import PassKTConfig
-    from agentgym_budget.eval.passkt.plan import run_passkt
-    from agentgym_budget.eval.passkt.tables import format_summary
-    from agentgym_budget.runner.rollout import EnvRef
+    from agentgym_budget.runner.env_ref import EnvRef
 
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
@@ -270,26 +267,8 @@ def run_study(
     texts: dict[str, str] = {}
     table: list[dict[str, Any]] = []
     differences: list[dict[str, Any]] = []
-    show = bool(config.train and config.train.show_budget)
     if "passkt" in stages:
-        passkt = PassKTConfig(
-            held_out,
-            tuple(agents.values()),
-            ks=config.eval_ks,
-            budgets=config.eval_budgets,
-            samples=config.eval_samples,
-            tasks=config.eval_tasks,
-            mode="independent" if show else "prefix",
-            show_budget=show,
-            seed=config.seed,
-            workers=config.workers,
-        )
-        result = _timed(out, "passkt", lambda: run_passkt(passkt, out / "passkt", progress=progress))
-        texts["passkt"] = format_summary(result.summary)
-        summary_json = json.loads((out / "passkt" / "summary.json").read_text())
-        for budget in config.eval_budgets:
-            table += study_table(summary_json, agents, budget)
-            differences += study_differences(summary_json, agents, budget)
+        texts["passkt"], table, differences = _passkt(config, held_out, agents, out, progress)
     if "probe" in stages and config.probe_states:
         texts["probe"] = _timed(out, "probe", lambda: _probe(config, held_out, agents, out, progress))
     if "recovery" in stages and config.recovery_states:
@@ -311,6 +290,37 @@ def run_study(
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")
     (out / "study.md").write_text(_markdown(config, study, texts))
     return study
+
+
+def _passkt(
+    config: StudyConfig, env: Any, agents: dict[str, str], out: Path, progress: bool
+) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The held-out Pass@(K,T) stage: its summary text, the pass@1 table and the differences, per budget."""
+    from agentgym_budget.eval.passkt.config import PassKTConfig
+    from agentgym_budget.eval.passkt.plan import run_passkt
+    from agentgym_budget.eval.passkt.tables import format_summary
+
+    show = bool(config.train and config.train.show_budget)
+    passkt = PassKTConfig(
+        env,
+        tuple(agents.values()),
+        ks=config.eval_ks,
+        budgets=config.eval_budgets,
+        samples=config.eval_samples,
+        tasks=config.eval_tasks,
+        mode="independent" if show else "prefix",
+        show_budget=show,
+        seed=config.seed,
+        workers=config.workers,
+    )
+    result = _timed(out, "passkt", lambda: run_passkt(passkt, out / "passkt", progress=progress))
+    summary_json = json.loads((out / "passkt" / "summary.json").read_text())
+    table: list[dict[str, Any]] = []
+    differences: list[dict[str, Any]] = []
+    for budget in config.eval_budgets:
+        table += study_table(summary_json, agents, budget)
+        differences += study_differences(summary_json, agents, budget)
+    return format_summary(result.summary), table, differences
 
 
 def _probe(config: StudyConfig, env: Any, agents: dict[str, str], out: Path, progress: bool) -> str:

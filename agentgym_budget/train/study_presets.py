@@ -18,7 +18,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["PRESETS", "preset_settings"]
+__all__ = ["preset_settings"]
 
 PRESETS: dict[str, dict[str, Any]] = {
     "smoke": {

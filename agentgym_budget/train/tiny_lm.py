@@ -22,7 +22,7 @@ from typing import Any
 from agentgym_budget.chat.tool import tool_call_text
 from agentgym_budget.dependencies import require
 
-__all__ = ["SPECIAL_TOKENS", "build_tiny_lm", "imitate", "warm_tiny_lm"]
+__all__ = ["build_tiny_lm", "warm_tiny_lm"]
 
 SPECIAL_TOKENS = (
     "<|endoftext|>",

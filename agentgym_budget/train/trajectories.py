@@ -42,7 +42,7 @@ from agentgym_budget.integrations.trl import BudgetToolEnv
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
-__all__ = ["KEEP", "STOP_MESSAGE", "Trajectories", "agent_conversations", "agent_info"]
+__all__ = ["Trajectories", "agent_conversations"]
 
 STOP_MESSAGE = "The episode is over."
 """The assistant's last message, after the tool answered that the episode ended."""

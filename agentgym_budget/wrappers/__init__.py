@@ -13,6 +13,6 @@ snapshotted and forked.
 from agentgym_budget.wrappers.budget_mix import BudgetMix, BudgetSampler
 from agentgym_budget.wrappers.process_reward import ProcessReward
 from agentgym_budget.wrappers.state_snapshot import StateSnapshot
-from agentgym_budget.wrappers.turn_budget import DEFAULT_BUDGET_FORMAT, TurnBudget
+from agentgym_budget.wrappers.turn_budget import TurnBudget
 
-__all__ = ["DEFAULT_BUDGET_FORMAT", "BudgetMix", "BudgetSampler", "ProcessReward", "StateSnapshot", "TurnBudget"]
+__all__ = ["BudgetMix", "BudgetSampler", "ProcessReward", "StateSnapshot", "TurnBudget"]

@@ -64,7 +64,7 @@ from gymnasium.utils import RecordConstructorArgs
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.text import is_admissible
 
-__all__ = ["TERMINAL_POTENTIALS", "ProcessReward"]
+__all__ = ["ProcessReward"]
 
 TERMINAL_POTENTIALS = ("zero", "progress")
 """Potential of the state an episode ends in: 0 (policy-invariant) or its progress (bootstrapping learners)."""

@@ -152,18 +152,37 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         Each fork is the same stack (same wrapper classes and arguments) restored from one
         snapshot of this env, so it starts with the same budget, turn and replay log.
 
-        Shared with this env (read-only or swapped in per step): the loaded engine resources of
-        the base env (the game file, the interpreter or planner, the task list; see
-        :meth:`agentgym_budget.env.TextEnv.clone` with ``share_engine=True``), the env spec, and
-        the constructor arguments. Each engine-sharing env swaps its own state in when it acts.
+        Shared with this env (never written by a fork, or swapped in per step): the base env's
+        loaded engine resources (the game file, the interpreter or planner, the task list and its
+        index; see :meth:`agentgym_budget.env.TextEnv.clone` with ``share_engine=True``), the env
+        spec and the constructor arguments. An engine-sharing env swaps its own state in whenever
+        it acts, so sharing is invisible to the episodes.
 
-        Owned by each fork: its episode state (the base env's game state and last turn), every
+        Owned by each fork: its episode state (the base env's game state and last turn) and every
         wrapper's state (the budget and turns left, BudgetMix's draw, ProcessReward's previous
-        potential, this wrapper's replay log). Stepping, resetting or closing one fork does not
-        change the others or this env.
+        potential, this wrapper's replay log). Stepping, resetting or closing one fork changes
+        neither the others nor this env.
+
+        Args:
+            n: How many forks to make.
+
+        Returns:
+            ``n`` new :class:`StateSnapshot` stacks, each at this env's current state.
 
         Raises:
             InvalidOptionError: ``n`` is not a positive integer.
+
+        Example:
+            >>> import gymnasium as gym
+            >>> import agentgym_budget
+            >>> env = StateSnapshot(gym.make("agentgym_budget/TextWorld-CoinCollector-v0"))
+            >>> _ = env.reset(seed=3)
+            >>> left, right = env.fork(2)
+            >>> _ = left.step("go north")
+            >>> left.unwrapped.get_state() == right.unwrapped.get_state()
+            False
+            >>> right.unwrapped.get_state() == env.unwrapped.get_state()
+            True
         """
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise InvalidOptionError(f"StateSnapshot.fork: n must be a positive integer, got {n!r}.")

@@ -11,7 +11,7 @@ from gymnasium.utils import RecordConstructorArgs
 from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError, InvalidOptionError
 from agentgym_budget.text import OBSERVATION_MAX_LENGTH
 
-__all__ = ["DEFAULT_BUDGET_FORMAT", "TurnBudget", "validate_budget"]
+__all__ = ["TurnBudget"]
 
 DEFAULT_BUDGET_FORMAT = "\n\n[Turns left: {turns_left} of {max_turns}]"
 """Appended to observations when ``show_budget=True``. Fields: ``turn`` (turns taken),

@@ -16,7 +16,7 @@ import json
 
 from agentgym_budget.eval.passkt.summary import Summary
 
-__all__ = ["summary_caption"]
+__all__: list[str] = []
 
 
 def _env_text(env_id: str, kwargs: str) -> str:

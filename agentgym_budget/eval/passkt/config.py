@@ -14,10 +14,10 @@ from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.eval import estimator
-from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
-__all__ = ["DEFAULT_BUDGETS", "DEFAULT_KS", "MODES", "PassKTConfig"]
+__all__ = ["DEFAULT_BUDGETS", "DEFAULT_KS", "PassKTConfig"]
 
 MODES = ("independent", "prefix")
 """Run modes (see the module docstring)."""

@@ -50,25 +50,15 @@ from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.eval.passkt.config import PassKTConfig
 from agentgym_budget.eval.passkt.summary import Summary, summarize
 from agentgym_budget.prepare import prepare_tasks
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import output_set, parse_plot_formats, plot_names, write_csv
 from agentgym_budget.runner.pool import JobBackend
 from agentgym_budget.runner.records import episode_problem
-from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
 from agentgym_budget.runner.store import JsonlStore, atomic_write_json, pin_settings
 
-__all__ = [
-    "SUMMARY_FILES",
-    "EpisodePlan",
-    "PassKTJob",
-    "PassKTRun",
-    "episode_key",
-    "group_tasks",
-    "plan_episodes",
-    "run_passkt",
-    "write_summary",
-]
+__all__ = ["PassKTJob", "PassKTRun", "episode_key", "group_tasks", "plan_episodes", "run_passkt"]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"

@@ -46,7 +46,7 @@ from agentgym_budget.runner.records import episode_problem
 from agentgym_budget.runner.run_lock import lock_directory
 from agentgym_budget.runner.store import read_jsonl
 
-__all__ = ["RUN_MARKERS", "GroupHoldings", "LoadedRuns", "Report", "choose_grid", "holdings", "load_runs", "report"]
+__all__ = ["Report", "report"]
 
 RUN_MARKERS = (EPISODES_FILE, RUN_FILE, "probes.jsonl")
 """Files that make a directory a run directory (a report does not write into one unless forced)."""
@@ -173,20 +173,10 @@ def _listing(held: Mapping[GroupKey, GroupHoldings]) -> str:
     return "; ".join(h.describe() for h in held.values())
 
 
-def choose_grid(
-    loaded: LoadedRuns,
-    ks: Sequence[int] | None = None,
-    budgets: Sequence[int] | None = None,
-    samples: int | None = None,
-) -> tuple[list[int], list[int], list[str]]:
-    """``(ks, budgets, notes)`` the logs support (see the module docstring).
-
-    Raises:
-        DataError: An explicit budget or ``K`` (or ``samples``) the logs cannot support, or no budget
-            and task common to every group; the message says what each group holds.
-    """
-    held = holdings(loaded.records)
-    notes: list[str] = []
+def _choose_budgets(
+    loaded: LoadedRuns, held: Mapping[GroupKey, GroupHoldings], budgets: Sequence[int] | None, notes: list[str]
+) -> list[int]:
+    """The budgets ``T`` of the grid: those asked for (each supported), else those every group supports."""
     if budgets:
         chosen = sorted(set(budgets))
         for budget in chosen:
@@ -208,17 +198,17 @@ def choose_grid(
                 f"Using the budgets every agent has: T={','.join(map(str, chosen))} "
                 f"(left out: T={','.join(map(str, sorted(set(dropped))))}; {_listing(held)})."
             )
-    if samples is not None:
-        fewer = {k: h for k, h in held.items() if h.samples < samples}
-        if fewer:
-            raise DataError(f"--n {samples} asks for more samples than the logs hold: {_listing(fewer)}.")
-    complete = {key: _complete_samples(loaded.records, key, chosen, samples) for key in held}
-    empty = [held[key] for key, (tasks, _) in complete.items() if tasks == 0]
-    if empty:
-        raise DataError(
-            f"No task has episodes at every budget T={','.join(map(str, chosen))} for "
-            f"{', '.join(h.label for h in empty)}: {_listing(held)}. Ask for budgets its tasks were run at (--t)."
-        )
+    return chosen
+
+
+def _choose_ks(
+    loaded: LoadedRuns,
+    held: Mapping[GroupKey, GroupHoldings],
+    complete: Mapping[GroupKey, tuple[int, int]],
+    ks: Sequence[int] | None,
+    notes: list[str],
+) -> list[int]:
+    """The breadths ``K`` of the grid: those asked for (if every group has the samples), else all it allows."""
     smallest = min(n for _, n in complete.values())
     if ks:
         chosen_ks = sorted(set(ks))
@@ -239,6 +229,36 @@ def choose_grid(
                 f"Using K up to {smallest}, the fewest samples per task and budget of any agent "
                 f"(left out: K={','.join(map(str, left_out))})."
             )
+    return chosen_ks
+
+
+def choose_grid(
+    loaded: LoadedRuns,
+    ks: Sequence[int] | None = None,
+    budgets: Sequence[int] | None = None,
+    samples: int | None = None,
+) -> tuple[list[int], list[int], list[str]]:
+    """``(ks, budgets, notes)`` the logs support (see the module docstring).
+
+    Raises:
+        DataError: An explicit budget or ``K`` (or ``samples``) the logs cannot support, or no budget
+            and task common to every group; the message says what each group holds.
+    """
+    held = holdings(loaded.records)
+    notes: list[str] = []
+    chosen = _choose_budgets(loaded, held, budgets, notes)
+    if samples is not None:
+        fewer = {k: h for k, h in held.items() if h.samples < samples}
+        if fewer:
+            raise DataError(f"--n {samples} asks for more samples than the logs hold: {_listing(fewer)}.")
+    complete = {key: _complete_samples(loaded.records, key, chosen, samples) for key in held}
+    empty = [held[key] for key, (tasks, _) in complete.items() if tasks == 0]
+    if empty:
+        raise DataError(
+            f"No task has episodes at every budget T={','.join(map(str, chosen))} for "
+            f"{', '.join(h.label for h in empty)}: {_listing(held)}. Ask for budgets its tasks were run at (--t)."
+        )
+    chosen_ks = _choose_ks(loaded, held, complete, ks, notes)
     return chosen_ks, chosen, notes
 
 
@@ -262,6 +282,28 @@ class Report:
 
 def _is_run_directory(path: Path) -> bool:
     return any((path / name).exists() for name in RUN_MARKERS)
+
+
+def _check_report_arguments(out: Path, samples: int | None, force: bool) -> None:
+    """Refuse to write into a run directory unless ``force``, and a ``samples`` that is not positive."""
+    if not force and _is_run_directory(out):
+        raise RunConfigError(
+            f"{out} is a run directory: writing the report there would replace the run's own summary and plots. "
+            "Write it elsewhere (--out DIR), or pass --force to replace them."
+        )
+    if samples is not None and (isinstance(samples, bool) or samples < 1):
+        raise InvalidOptionError(f"samples must be a positive integer, got {samples!r}.")
+
+
+def _unpaired_notes(summary: Summary) -> list[str]:
+    """A note for every two agent groups that share no task (no difference is reported for them)."""
+    notes = []
+    compared = {(d.first, d.second) for d in summary.differences}
+    for a, first in enumerate(summary.grids):
+        for second in summary.grids[a + 1 :]:
+            if (first.label, second.label) not in compared:
+                notes.append(f"{first.label} and {second.label} share no task: no difference is reported for them.")
+    return notes
 
 
 def report(
@@ -299,13 +341,7 @@ def report(
             into it.
     """
     out = Path(out)
-    if not force and _is_run_directory(out):
-        raise RunConfigError(
-            f"{out} is a run directory: writing the report there would replace the run's own summary and plots. "
-            "Write it elsewhere (--out DIR), or pass --force to replace them."
-        )
-    if samples is not None and (isinstance(samples, bool) or samples < 1):
-        raise InvalidOptionError(f"samples must be a positive integer, got {samples!r}.")
+    _check_report_arguments(out, samples, force)
     loaded = load_runs(directories)
     if not loaded.records:
         raise DataError(f"No finished episode in {', '.join(str(d) for d in loaded.directories)}.")
@@ -321,11 +357,7 @@ def report(
         resamples=resamples,
         seed=seed,
     )
-    compared = {(d.first, d.second) for d in summary.differences}
-    for a, first in enumerate(summary.grids):
-        for second in summary.grids[a + 1 :]:
-            if (first.label, second.label) not in compared:
-                notes.append(f"{first.label} and {second.label} share no task: no difference is reported for them.")
+    notes += _unpaired_notes(summary)
     settings = {
         "sources": [str(d) for d in loaded.directories],
         "ks": chosen_ks,

@@ -45,7 +45,7 @@ from agentgym_budget.eval.estimator import (
     pass_at_k_per_task,
 )
 
-__all__ = ["DEFINITION", "AgentGrid", "Difference", "Summary", "group_key", "outcome_table", "summarize"]
+__all__ = ["AgentGrid", "Difference", "Summary", "summarize"]
 
 DEFINITION = (
     "Pass@(K,T): probability that at least one of K independent episodes, each with a budget of T turns, "

@@ -21,7 +21,7 @@ import numpy as np
 
 from agentgym_budget.eval.passkt.summary import AgentGrid, Difference, Summary
 
-__all__ = ["format_difference", "format_grid", "format_summary"]
+__all__: list[str] = []
 
 
 def _cell(value: float, low: float, high: float, *, signed: bool = False) -> str:

@@ -1,7 +1,7 @@
 """The worker side of Pass@(K,T) runs: play a job's episodes and emit one record per episode.
 
 :func:`play_job` runs in a worker process (or in the calling process with one worker). Env stacks
-are kept in a per-process :class:`~agentgym_budget.runner.rollout.EnvPool`, so a worker builds each
+are kept in a per-process :class:`~agentgym_budget.runner.env_ref.EnvPool`, so a worker builds each
 env once. Synchronous agents play their episodes one after another; asynchronous ones (LLM agents)
 play up to :func:`episode_concurrency` episodes at once, each with its own env and agent instance,
 taken in plan order from every task of the job (a job holds several tasks when one task has too few
@@ -40,17 +40,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agentgym_budget.agents.base import close_agent, close_shared_resources, is_async_agent, required_info_keys
+from agentgym_budget.runner.env_ref import EnvPool
 from agentgym_budget.runner.pool import Emit
-from agentgym_budget.runner.rollout import EnvPool, play_episode
+from agentgym_budget.runner.rollout import play_episode
 
-__all__ = [
-    "ENV_THREADS",
-    "STEPS_IN_ENV_THREAD",
-    "close_worker_resources",
-    "episode_concurrency",
-    "episode_record",
-    "play_job",
-]
+__all__ = ["STEPS_IN_ENV_THREAD", "close_worker_resources", "episode_concurrency", "play_job"]
 
 ENV_THREADS = 1
 """Threads per worker process that build and reset the envs of an async agent's episodes."""

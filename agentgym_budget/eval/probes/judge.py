@@ -52,17 +52,7 @@ from agentgym_budget.runner.rollout import EpisodeResult, play_episode
 from agentgym_budget.state import EnvState
 from agentgym_budget.text import is_admissible
 
-__all__ = [
-    "JUDGE_INFO_KEYS",
-    "ActionOutcome",
-    "StateJudge",
-    "continue_from",
-    "hidden_keys_for",
-    "is_error",
-    "is_error_step",
-    "is_optimal",
-    "try_action",
-]
+__all__ = ["StateJudge", "is_optimal", "try_action"]
 
 JUDGE_INFO_KEYS = frozenset({"expert_plan", "expert_action"})
 """Opt-in ``info`` keys the judge needs from the env."""

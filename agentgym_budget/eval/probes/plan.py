@@ -43,24 +43,14 @@ from agentgym_budget.eval.probes.states import (
 )
 from agentgym_budget.eval.probes.summary import ProbeSummary, summarize_probes
 from agentgym_budget.eval.process_signal import SignalPoint, analyze_signal
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
-from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
 from agentgym_budget.runner.store import JsonlStore, pin_settings
 from agentgym_budget.runner.validation import count, run_agents, run_envs
 
-__all__ = [
-    "PROBES_FILE",
-    "ProbeConfig",
-    "ProbeJob",
-    "ProbeRun",
-    "plan_probe_jobs",
-    "probe_key",
-    "probe_signal_points",
-    "reference_trajectories",
-    "run_probe",
-]
+__all__ = ["ProbeConfig", "ProbeRun", "probe_key", "run_probe"]
 
 PROBES_FILE = "probes.jsonl"
 RUN_FILE = "run.json"

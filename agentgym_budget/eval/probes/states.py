@@ -48,8 +48,9 @@ import numpy as np
 from agentgym_budget.agents.base import observe_turn
 from agentgym_budget.errors import DataError
 from agentgym_budget.runner.env_args import default_split
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.records import reference_problem
-from agentgym_budget.runner.rollout import EnvRef, agent_view
+from agentgym_budget.runner.rollout import agent_view
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.runner.store import read_jsonl
 from agentgym_budget.state import EnvState
@@ -57,15 +58,11 @@ from agentgym_budget.state import EnvState
 __all__ = [
     "HistoryTurn",
     "ProbePoint",
-    "ReferenceStates",
     "Trajectory",
     "choose_depths",
     "expert_trajectories",
-    "logged_episodes",
     "logged_trajectories",
-    "plan_of",
     "prime_agent",
-    "trajectories_needed",
     "walk",
 ]
 

@@ -34,17 +34,7 @@ import numpy as np
 
 from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, bootstrap_ci, paired_bootstrap_ci
 
-__all__ = [
-    "PROBE_DEFINITION",
-    "AgentProbes",
-    "Estimate",
-    "ProbeComparison",
-    "ProbeSummary",
-    "estimate",
-    "format_probe_summary",
-    "state_key",
-    "summarize_probes",
-]
+__all__ = ["AgentProbes", "Estimate", "ProbeComparison", "ProbeSummary", "estimate", "summarize_probes"]
 
 PROBE_DEFINITION = (
     "Single-step probes: at shared states sampled from reference trajectories (snapshotted once), each agent "

@@ -33,14 +33,21 @@ import inspect
 from typing import Any
 
 from agentgym_budget.agents.base import close_agent, close_shared_resources, required_info_keys
-from agentgym_budget.eval.probes.judge import JUDGE_INFO_KEYS, StateJudge, continue_from, hidden_keys_for
+from agentgym_budget.eval.probes.judge import (
+    JUDGE_INFO_KEYS,
+    ActionOutcome,
+    StateJudge,
+    continue_from,
+    hidden_keys_for,
+)
 from agentgym_budget.eval.probes.states import ProbePoint, choose_depths, plan_of, prime_agent, walk
 from agentgym_budget.registration import env_info
+from agentgym_budget.runner.env_ref import EnvPool
 from agentgym_budget.runner.pool import Emit
-from agentgym_budget.runner.rollout import EnvPool, agent_view
+from agentgym_budget.runner.rollout import agent_view
 from agentgym_budget.runner.seeds import episode_seed
 
-__all__ = ["close_worker_resources", "probe_job", "walk_budget"]
+__all__ = ["close_worker_resources"]
 
 _POOL = EnvPool()
 _CAP = 1000
@@ -78,30 +85,50 @@ async def _probe_sample(job: Any, judge: StateJudge, point: ProbePoint, spec: An
         action = await _maybe_await(agent.act(point.observation, agent_view(point.info, config.show_budget, hidden)))
         action = action if isinstance(action, str) else str(action)
         outcome = judge.outcome(action)
-        continuation = config.continuation_spec
-        if continuation is None:
-            if outcome.ended:
-                wins = [outcome.won]
-            else:
-                result = await continue_from(
-                    judge.env,
-                    outcome,
-                    agent,
-                    task_id=point.trajectory.task_id,
-                    seed=seed,
-                    budget=point.budget,
-                    show_budget=config.show_budget,
-                )
-                wins = [result.won]
-        else:
-            seeds = [episode_seed(config.seed, f"{point.state_id}|{action}", r) for r in range(config.rollouts)]
-            wins = await judge.value(action, continuation, rollouts=config.rollouts, seeds=seeds)
+        wins = await _continuation_wins(config, judge, point, agent, action, outcome, seed)
     finally:
         await close_agent(agent)
+    return _probe_record(job, point, spec.name, sample, seed, action, outcome, wins)
+
+
+async def _continuation_wins(
+    config: Any, judge: StateJudge, point: ProbePoint, agent: Any, action: str, outcome: ActionOutcome, seed: int
+) -> list[bool]:
+    """Whether the episode is won after ``action``: the agent plays on, or the continuation agent's rollouts do."""
+    continuation = config.continuation_spec
+    if continuation is not None:
+        seeds = [episode_seed(config.seed, f"{point.state_id}|{action}", r) for r in range(config.rollouts)]
+        return await judge.value(action, continuation, rollouts=config.rollouts, seeds=seeds)
+    if outcome.ended:
+        return [outcome.won]
+    result = await continue_from(
+        judge.env,
+        outcome,
+        agent,
+        task_id=point.trajectory.task_id,
+        seed=seed,
+        budget=point.budget,
+        show_budget=config.show_budget,
+    )
+    return [result.won]
+
+
+def _probe_record(
+    job: Any,
+    point: ProbePoint,
+    agent: str,
+    sample: int,
+    seed: int,
+    action: str,
+    outcome: ActionOutcome,
+    wins: list[bool],
+) -> dict[str, Any]:
+    """The record of one probed action (see :mod:`agentgym_budget.eval.probes.summary` for the fields)."""
+    config = job.config
     admissible = point.info.get("admissible_actions") or ()
     return {
         "kind": "probe",
-        "agent": spec.name,
+        "agent": agent,
         **job.env.to_json(),
         "family": env_info(job.env.env_id).family,
         "task_id": point.trajectory.task_id,

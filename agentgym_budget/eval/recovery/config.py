@@ -15,11 +15,11 @@ from agentgym_budget.eval import estimator
 from agentgym_budget.eval.probes.states import (
     ReferenceStates,
 )
-from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.validation import count, run_agents, run_envs
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
-__all__ = ["DEFAULT_RECOVERY_BUDGETS", "DEFAULT_RECOVERY_KS", "RecoveryConfig"]
+__all__ = ["RecoveryConfig"]
 
 DEFAULT_RECOVERY_KS = (0, 1, 2)
 """Forced wrong actions ``k`` (0: the unperturbed control)."""

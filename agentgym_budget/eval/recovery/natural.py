@@ -37,14 +37,7 @@ from agentgym_budget.eval.probes.judge import is_error_step
 from agentgym_budget.eval.probes.states import plan_of
 from agentgym_budget.eval.process_signal import SignalPoint
 
-__all__ = [
-    "TraceRecorder",
-    "analyze_trace",
-    "format_natural",
-    "natural_recovery",
-    "trace_actions",
-    "trace_signal_points",
-]
+__all__ = ["analyze_trace", "natural_recovery"]
 
 _TOLERANCE = 1e-9
 

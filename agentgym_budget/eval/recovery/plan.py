@@ -43,22 +43,13 @@ from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.natural import natural_recovery, trace_signal_points
 from agentgym_budget.eval.recovery.summary import RecoverySummary, summarize_recovery
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
-from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
 from agentgym_budget.runner.store import JsonlStore, pin_settings
 
-__all__ = [
-    "EPISODES_FILE",
-    "NaturalJob",
-    "PerturbJob",
-    "RecoveryRun",
-    "TraceJob",
-    "plan_recovery_jobs",
-    "recovery_key",
-    "run_recovery",
-]
+__all__ = ["RecoveryRun", "recovery_key", "run_recovery"]
 
 EPISODES_FILE = "episodes.jsonl"
 RUN_FILE = "run.json"
@@ -143,80 +134,104 @@ class _Plan:
     wanted: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _plan_perturbed(
+    plan: _Plan, config: RecoveryConfig, env: EnvRef, trajectory: Trajectory, records: Sequence[Mapping[str, Any]]
+) -> None:
+    """Add the perturbed episodes of one reference trajectory: its logged records, and a job if some are missing."""
+    names = {spec.name for spec in config.specs}
+    budgets = set(config.budgets) if config.show_budget else {max(config.budgets)}
+    per_state = len(config.specs) * len(config.ks) * config.samples * len(budgets)
+    logged = [
+        r
+        for r in records
+        if r.get("kind") == "perturbed"
+        and r.get("task_id") == trajectory.task_id
+        and r.get("source") == trajectory.source
+        and r.get("mode") == config.mode
+        and _same_env(r, env)
+    ]
+    done = frozenset((r["agent"], r["state_id"], r["k"], r["sample"], r["budget"]) for r in logged)
+    depths = config.chosen_depths(trajectory, int(logged[0]["length"])) if logged else []
+    states = {trajectory.state_id(d) for d in depths}
+    wanted = [
+        r
+        for r in logged
+        if r["state_id"] in states
+        and r["agent"] in names
+        and r["k"] in config.ks
+        and r["sample"] < config.samples
+        and r["budget"] in budgets
+    ]
+    plan.wanted += wanted
+    expected = per_state * (len(depths) if logged else (len(config.depths or ()) or config.per_trajectory))
+    plan.total += expected
+    plan.done += len(wanted)
+    if not logged or len(wanted) < expected:
+        plan.jobs.append(PerturbJob(config, env, trajectory, done))
+
+
+def _plan_natural(
+    plan: _Plan, config: RecoveryConfig, env: EnvRef, task: str, records: Sequence[Mapping[str, Any]]
+) -> None:
+    """Add the natural (unperturbed) episodes of one task: its logged records, and a job if some are missing."""
+    names = {spec.name for spec in config.specs}
+    logged = [
+        r
+        for r in records
+        if r.get("kind") == "natural"
+        and r.get("task_id") == task
+        and r.get("budget") == config.natural_budget
+        and _same_env(r, env)
+    ]
+    wanted = [r for r in logged if r["agent"] in names and r["sample"] < config.natural]
+    plan.wanted += wanted
+    plan.total += len(config.specs) * config.natural
+    plan.done += len(wanted)
+    if len(wanted) < len(config.specs) * config.natural:
+        done = frozenset((r["agent"], r["sample"]) for r in logged)
+        plan.jobs.append(NaturalJob(config, env, task, done))
+
+
+def _plan_traced(
+    plan: _Plan, config: RecoveryConfig, env: EnvRef, source: str, records: Sequence[Mapping[str, Any]]
+) -> None:
+    """Add the logged episodes of ``source`` to trace: those traced already, and one job per task of the rest."""
+    logged_keys = {recovery_key(r) for r in records if r.get("kind") == "traced" and r.get("source") == source}
+    episodes = logged_episodes(source, env)
+    traced = [r for r in records if r.get("kind") == "traced" and r.get("source") == source and _same_env(r, env)]
+    plan.wanted += traced
+    plan.total += len(episodes)
+    plan.done += len(traced)
+    todo = [
+        e
+        for e in episodes
+        if recovery_key({**e, "kind": "traced", "source": source, "k": -1, "mode": ""}) not in logged_keys
+    ]
+    by_task: dict[str, list[Mapping[str, Any]]] = {}
+    for episode in todo:
+        by_task.setdefault(episode["task_id"], []).append(episode)
+    plan.jobs += [TraceJob(config, env, source, tuple(chunk)) for chunk in by_task.values()]
+
+
 def plan_recovery_jobs(
     config: RecoveryConfig,
     records: Sequence[Mapping[str, Any]] = (),
     trajectories: Mapping[EnvRef, list[Trajectory]] | None = None,
 ) -> _Plan:
-    """The jobs still to run, the expected record count and the logged records the summary uses."""
+    """The jobs still to run, the expected record count and the logged records the summary uses.
+
+    For each env: the perturbed episodes of each reference trajectory, then the natural episodes of
+    each of their tasks (if asked), then the logged episodes to trace.
+    """
     trajectories = trajectories if trajectories is not None else {env: config.trajectories(env) for env in config.envs}
     plan = _Plan()
-    names = {spec.name for spec in config.specs}
-    budgets = set(config.budgets) if config.show_budget else {max(config.budgets)}
-    per_state = len(config.specs) * len(config.ks) * config.samples * len(budgets)
     for env, planned in trajectories.items():
         for trajectory in planned:
-            logged = [
-                r
-                for r in records
-                if r.get("kind") == "perturbed"
-                and r.get("task_id") == trajectory.task_id
-                and r.get("source") == trajectory.source
-                and r.get("mode") == config.mode
-                and _same_env(r, env)
-            ]
-            done = frozenset((r["agent"], r["state_id"], r["k"], r["sample"], r["budget"]) for r in logged)
-            depths = config.chosen_depths(trajectory, int(logged[0]["length"])) if logged else []
-            states = {trajectory.state_id(d) for d in depths}
-            wanted = [
-                r
-                for r in logged
-                if r["state_id"] in states
-                and r["agent"] in names
-                and r["k"] in config.ks
-                and r["sample"] < config.samples
-                and r["budget"] in budgets
-            ]
-            plan.wanted += wanted
-            expected = per_state * (len(depths) if logged else (len(config.depths or ()) or config.per_trajectory))
-            plan.total += expected
-            plan.done += len(wanted)
-            if not logged or len(wanted) < expected:
-                plan.jobs.append(PerturbJob(config, env, trajectory, done))
+            _plan_perturbed(plan, config, env, trajectory, records)
         for task in dict.fromkeys(t.task_id for t in planned) if config.natural else ():
-            logged = [
-                r
-                for r in records
-                if r.get("kind") == "natural"
-                and r.get("task_id") == task
-                and r.get("budget") == config.natural_budget
-                and _same_env(r, env)
-            ]
-            wanted = [r for r in logged if r["agent"] in names and r["sample"] < config.natural]
-            plan.wanted += wanted
-            plan.total += len(config.specs) * config.natural
-            plan.done += len(wanted)
-            if len(wanted) < len(config.specs) * config.natural:
-                done = frozenset((r["agent"], r["sample"]) for r in logged)
-                plan.jobs.append(NaturalJob(config, env, task, done))
+            _plan_natural(plan, config, env, task, records)
         for source in config.episodes:
-            logged_keys = {recovery_key(r) for r in records if r.get("kind") == "traced" and r.get("source") == source}
-            episodes = logged_episodes(source, env)
-            traced = [
-                r for r in records if r.get("kind") == "traced" and r.get("source") == source and _same_env(r, env)
-            ]
-            plan.wanted += traced
-            plan.total += len(episodes)
-            plan.done += len(traced)
-            todo = [
-                e
-                for e in episodes
-                if recovery_key({**e, "kind": "traced", "source": source, "k": -1, "mode": ""}) not in logged_keys
-            ]
-            by_task: dict[str, list[Mapping[str, Any]]] = {}
-            for episode in todo:
-                by_task.setdefault(episode["task_id"], []).append(episode)
-            plan.jobs += [TraceJob(config, env, source, tuple(chunk)) for chunk in by_task.values()]
+            _plan_traced(plan, config, env, source, records)
     return plan
 
 

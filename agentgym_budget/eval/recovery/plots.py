@@ -25,7 +25,7 @@ from agentgym_budget.eval.figures import figure_legend, new_figure
 from agentgym_budget.eval.probes.plots import draw_estimates
 from agentgym_budget.eval.probes.summary import Estimate
 
-__all__ = ["recovery_vs_budget_figure"]
+__all__: list[str] = []
 
 
 def recovery_vs_budget_figure(curves: Mapping[str, Mapping[int, Sequence[tuple[int, Estimate]]]]) -> Any:

@@ -36,15 +36,7 @@ from agentgym_budget.eval.probes.summary import Estimate, estimate, state_key
 from agentgym_budget.eval.process_signal import format_signal
 from agentgym_budget.eval.recovery.natural import format_natural
 
-__all__ = [
-    "RECOVERY_DEFINITION",
-    "AgentRecovery",
-    "RecoveryComparison",
-    "RecoverySummary",
-    "format_recovery_summary",
-    "recovered_at",
-    "summarize_recovery",
-]
+__all__ = ["AgentRecovery", "RecoveryComparison", "RecoverySummary", "recovered_at", "summarize_recovery"]
 
 RECOVERY_DEFINITION = (
     "Recovery probes: at shared states sampled from reference trajectories (depth t), k wrong actions are forced "
@@ -213,70 +205,63 @@ def _per_state(
     return states
 
 
-def summarize_recovery(
-    records: Iterable[Mapping[str, Any]],
-    *,
+def _agent_recovery(
+    name: str,
+    records: Sequence[Mapping[str, Any]],
     ks: Sequence[int],
     budgets: Sequence[int],
     mode: str,
-    order: Sequence[str] | None = None,
-    confidence: float = DEFAULT_CONFIDENCE,
-    resamples: int = DEFAULT_BOOTSTRAP,
-    seed: int = 0,
-) -> RecoverySummary:
-    """Summarise perturbed-episode records (see the module docstring)."""
-    ks, budgets = tuple(sorted(set(ks))), tuple(sorted(set(budgets)))
+    options: Mapping[str, Any],
+) -> AgentRecovery:
+    """One agent's recovery: per state, per ``(k, R)``, pooled over ``k >= 1``, by depth and by family."""
     top = budgets[-1]
-    options = {"confidence": confidence, "resamples": resamples, "seed": seed}
-    by_agent: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for record in records:
-        by_agent[record["agent"]].append(record)
-    rank = {name: i for i, name in enumerate(order or ())}
-    names = sorted(by_agent, key=lambda name: (rank.get(name, len(rank)), name))
-    agents: dict[str, AgentRecovery] = {}
-    for name in names:
-        states = _per_state(by_agent[name], budgets, mode)
-        pooled_state: dict[tuple[Any, ...], dict[int, float]] = {}
-        for key, entry in states.items():
-            per_budget = {}
-            for budget in budgets:
-                values = [v for (k, b), vs in entry["outcomes"].items() if k >= 1 and b == budget for v in vs]
-                if values:
-                    per_budget[budget] = float(np.mean(values))
-            if per_budget:
-                pooled_state[key] = per_budget
-        rates = {}
-        for k in ks:
-            for budget in budgets:
-                values = [
-                    float(np.mean(e["outcomes"][(k, budget)]))
-                    for e in states.values()
-                    if e["outcomes"].get((k, budget))
-                ]
-                if values:
-                    rates[(k, budget)] = estimate(values, **options)
-        control = [float(np.mean(e["outcomes"][(0, top)])) for e in states.values() if e["outcomes"].get((0, top))]
-        result = AgentRecovery(
-            agent=name,
-            episodes=len(by_agent[name]),
-            recovery_rate=estimate([s[top] for s in pooled_state.values() if top in s], **options),
-            control=estimate(control, **options) if 0 in ks else None,
-            rates=rates,
-            pooled={
-                b: estimate([s[b] for s in pooled_state.values() if b in s], **options)
-                for b in budgets
-                if any(b in s for s in pooled_state.values())
-            },
-            per_state=pooled_state,
-        )
-        for attribute, group in (("depth", result.by_depth), ("family", result.by_family)):
-            buckets: dict[Any, list[float]] = defaultdict(list)
-            for key, values in pooled_state.items():
-                if top in values:
-                    buckets[states[key][attribute]].append(values[top])
-            for bucket, values in buckets.items():
-                group[bucket] = estimate(values, **options)
-        agents[name] = result
+    states = _per_state(records, budgets, mode)
+    pooled_state: dict[tuple[Any, ...], dict[int, float]] = {}
+    for key, entry in states.items():
+        per_budget = {}
+        for budget in budgets:
+            values = [v for (k, b), vs in entry["outcomes"].items() if k >= 1 and b == budget for v in vs]
+            if values:
+                per_budget[budget] = float(np.mean(values))
+        if per_budget:
+            pooled_state[key] = per_budget
+    rates = {}
+    for k in ks:
+        for budget in budgets:
+            values = [
+                float(np.mean(e["outcomes"][(k, budget)])) for e in states.values() if e["outcomes"].get((k, budget))
+            ]
+            if values:
+                rates[(k, budget)] = estimate(values, **options)
+    control = [float(np.mean(e["outcomes"][(0, top)])) for e in states.values() if e["outcomes"].get((0, top))]
+    result = AgentRecovery(
+        agent=name,
+        episodes=len(records),
+        recovery_rate=estimate([s[top] for s in pooled_state.values() if top in s], **options),
+        control=estimate(control, **options) if 0 in ks else None,
+        rates=rates,
+        pooled={
+            b: estimate([s[b] for s in pooled_state.values() if b in s], **options)
+            for b in budgets
+            if any(b in s for s in pooled_state.values())
+        },
+        per_state=pooled_state,
+    )
+    for attribute, group in (("depth", result.by_depth), ("family", result.by_family)):
+        buckets: dict[Any, list[float]] = defaultdict(list)
+        for key, values in pooled_state.items():
+            if top in values:
+                buckets[states[key][attribute]].append(values[top])
+        for bucket, values in buckets.items():
+            group[bucket] = estimate(values, **options)
+    return result
+
+
+def _comparisons(
+    names: Sequence[str], agents: Mapping[str, AgentRecovery], budgets: Sequence[int], options: Mapping[str, Any]
+) -> list[RecoveryComparison]:
+    """Paired differences of every two agents on their common states, per remaining budget."""
+    top = budgets[-1]
     comparisons = []
     for i, first in enumerate(names):
         for second in names[i + 1 :]:
@@ -291,6 +276,30 @@ def summarize_recovery(
                     per_budget[budget] = Estimate(float(x.mean() - y.mean()), low, high, len(common))
             if top in per_budget:
                 comparisons.append(RecoveryComparison(first, second, per_budget[top], per_budget))
+    return comparisons
+
+
+def summarize_recovery(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    ks: Sequence[int],
+    budgets: Sequence[int],
+    mode: str,
+    order: Sequence[str] | None = None,
+    confidence: float = DEFAULT_CONFIDENCE,
+    resamples: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> RecoverySummary:
+    """Summarise perturbed-episode records (see the module docstring)."""
+    ks, budgets = tuple(sorted(set(ks))), tuple(sorted(set(budgets)))
+    options = {"confidence": confidence, "resamples": resamples, "seed": seed}
+    by_agent: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_agent[record["agent"]].append(record)
+    rank = {name: i for i, name in enumerate(order or ())}
+    names = sorted(by_agent, key=lambda name: (rank.get(name, len(rank)), name))
+    agents = {name: _agent_recovery(name, by_agent[name], ks, budgets, mode, options) for name in names}
+    comparisons = _comparisons(names, agents, budgets, options)
     return RecoverySummary(agents, comparisons, ks, budgets, confidence, resamples)
 
 

@@ -36,11 +36,12 @@ from agentgym_budget.eval.probes.judge import JUDGE_INFO_KEYS, StateJudge, hidde
 from agentgym_budget.eval.probes.states import HistoryTurn, ProbePoint, prime_agent, walk
 from agentgym_budget.eval.recovery.natural import TraceRecorder, trace_actions
 from agentgym_budget.registration import env_info
+from agentgym_budget.runner.env_ref import EnvPool
 from agentgym_budget.runner.pool import Emit
-from agentgym_budget.runner.rollout import EnvPool, play_episode
+from agentgym_budget.runner.rollout import play_episode
 from agentgym_budget.runner.seeds import episode_seed
 
-__all__ = ["close_worker_resources", "recovery_job"]
+__all__ = ["close_worker_resources"]
 
 _POOL = EnvPool()
 _CAP = 10_000

@@ -25,17 +25,7 @@ from typing import Any
 
 from agentgym_budget.errors import UnknownSplitError
 
-__all__ = [
-    "BREADCRUMB_SEP",
-    "SPLITS",
-    "Catalog",
-    "Goal",
-    "Product",
-    "ProductDetails",
-    "Review",
-    "format_price",
-    "split_bounds",
-]
+__all__ = ["Catalog", "Goal", "Product", "ProductDetails", "Review"]
 
 SPLITS: tuple[str, ...] = ("train", "valid", "test")
 """The instruction splits of every catalog."""

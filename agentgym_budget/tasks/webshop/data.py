@@ -34,14 +34,16 @@ the train split (:data:`DATA_SPLITS`). Task ids are ``human-<n>`` / ``synthetic-
 being the index after the shuffle (WebShop's session index).
 
 Malformed content raises :class:`~agentgym_budget.errors.DataError` naming the file, the
-product or instruction, and the field. :func:`~.export.export_webshop_data` writes a catalog
-in the same format and :func:`~.export.example_data_dir` keeps a generated example folder.
+product or instruction, and the field (the product and review records are read by
+:mod:`._data_records`). :func:`~.export.export_webshop_data` writes a catalog in the same
+format and :func:`~.export.example_data_dir` keeps a generated example folder.
 
 Example:
-    >>> parse_pricing("$10.00 - $15.50", "file.json", 0)
-    [10.0, 15.5]
-    >>> parse_pricing("", "file.json", 0)
-    [100.0]
+    >>> catalog = load_webshop_data(example_data_dir(60), goals="human")
+    >>> [len(catalog.goal_ids(split)) for split in DATA_SPLITS]
+    [500, 1000, 300]
+    >>> catalog.goals[0].goal_id
+    'human-00000'
 """
 
 from __future__ import annotations
@@ -49,29 +51,23 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
-import re
 from collections.abc import Mapping, Sequence
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.safe_json import read_json_file, resolve_user_path
-from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, ProductDetails, Review, format_price
+from agentgym_budget.safe_json import resolve_user_path
+from agentgym_budget.tasks.webshop._data_records import (
+    check_string_list,
+    read_data_json,
+    read_product,
+    read_reviews,
+)
+from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, ProductDetails
 from agentgym_budget.tasks.webshop.export import example_data_dir, export_webshop_data
 from agentgym_budget.tasks.webshop.instructions import price_upper_for
 
-__all__ = [
-    "DATA_SPLITS",
-    "GOAL_SOURCES",
-    "LOADER_VERSION",
-    "data_fingerprint",
-    "example_data_dir",
-    "export_webshop_data",
-    "find_data_files",
-    "load_webshop_data",
-    "parse_pricing",
-]
+__all__ = ["example_data_dir", "export_webshop_data", "load_webshop_data"]
 
 LOADER_VERSION = 2
 """Bumped whenever the loader's output changes (part of the index cache key)."""
@@ -84,9 +80,6 @@ GOAL_SHUFFLE_SEED = 233
 
 DATA_SPLITS: Mapping[str, tuple[int, int | None]] = {"test": (0, 500), "valid": (500, 1500), "train": (1500, None)}
 """Goal index ranges of each split for data files (WebShop's baselines: test 0-499, valid 500-1,499)."""
-
-_NOT_PRICE = re.compile(r"[^\d.]")
-_TEXT_KEYS = ("category", "query", "product_category")
 
 
 def _candidates(root: Path, stem: str) -> list[Path]:
@@ -153,134 +146,6 @@ def data_fingerprint(root: Path, goals: str, num_products: int | None) -> dict[s
     }
 
 
-def _read_json(path: Path, expected: type) -> Any:
-    return read_json_file(path, what="WebShop data", expected=expected, max_bytes=2**40)
-
-
-def parse_pricing(pricing: str | None, path: str, position: int) -> list[float]:
-    """WebShop's price list from a ``pricing`` text (``[100.0]`` when missing or empty)."""
-    if not pricing:
-        return [100.0]
-    if not isinstance(pricing, str):
-        raise DataError(f"WebShop data: {path}, product #{position}: 'pricing' must be a string, got {pricing!r}.")
-    try:
-        prices = [float(Decimal(_NOT_PRICE.sub("", part))) for part in pricing.split("$")[1:]]
-    except InvalidOperation as err:
-        raise DataError(f"WebShop data: {path}, product #{position}: cannot read the price {pricing!r}.") from err
-    if not prices:
-        raise DataError(f"WebShop data: {path}, product #{position}: no '$' price in 'pricing' {pricing!r}.")
-    return prices[:2]
-
-
-def _text(raw: Mapping[str, Any], key: str, where: str) -> str:
-    value = raw.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise DataError(f"{where}: {key!r} must be a string, got {type(value).__name__} {value!r:.60}.")
-    return value
-
-
-def _options(raw: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    if not raw:  # null, "", {} and [] all mean "no options", as in WebShop's loader
-        return ()
-    if not isinstance(raw, dict):
-        raise DataError(f"{where}: 'customization_options' must be an object, null or \"\", got {raw!r:.60}.")
-    options = []
-    for group, contents in raw.items():
-        if contents is None:
-            continue
-        if not isinstance(contents, list) or not all(
-            isinstance(c, dict) and isinstance(c.get("value"), str) for c in contents
-        ):
-            raise DataError(f"{where}: customization option {group!r} must be a list of {{'value': str}}.")
-        options.append((group.lower(), tuple(c["value"].strip().replace("/", " | ").lower() for c in contents)))
-    return tuple(options)
-
-
-def _bullets(raw: Any, where: str) -> tuple[str, ...]:
-    if raw is None:
-        return ()
-    if isinstance(raw, str):
-        return (raw,)
-    if not isinstance(raw, list) or not all(isinstance(b, str) for b in raw):
-        raise DataError(f"{where}: 'small_description' must be a list of strings or a string, got {raw!r:.60}.")
-    return tuple(raw)
-
-
-def _attributes(entry: Any, asin: str, path: Path) -> tuple[str, ...]:
-    if entry is None:
-        return ("DUMMY_ATTR",)
-    if not isinstance(entry, dict):
-        raise DataError(f"WebShop data: {path}, asin {asin}: expected a JSON object, got {entry!r:.60}.")
-    if "attributes" not in entry:
-        return ("DUMMY_ATTR",)
-    return tuple(_check_list(entry["attributes"], path, f"asin {asin} 'attributes'"))
-
-
-def _product(raw: Any, position: int, path: Path, attr_path: Path, attributes: Mapping[str, Any]) -> tuple[Product, ProductDetails]:  # fmt: skip
-    where = f"WebShop data: {path}, product #{position}"
-    asin = raw["asin"]
-    where += f" (asin {asin})"
-    title = raw.get("name")
-    if not isinstance(title, str):
-        raise DataError(f"{where}: 'name' must be a string, got {title!r:.60}.")
-    prices = parse_pricing(raw.get("pricing"), str(path), position)
-    if len(prices) == 1:
-        price, price_text = prices[0], format_price(prices[0])
-    else:
-        price = random.Random(f"webshop-price-{asin}").uniform(prices[0], prices[1])
-        price_text = f"{format_price(prices[0])} to {format_price(prices[1])}"
-    texts = {key: _text(raw, key, where) for key in _TEXT_KEYS}
-    product = Product(
-        asin=asin,
-        title=title,
-        category=texts["category"],
-        query=texts["query"].lower().strip(),
-        product_category=texts["product_category"],
-        price=price,
-        price_text=price_text,
-        attributes=_attributes(attributes.get(asin), asin, attr_path),
-        options=_options(raw.get("customization_options"), where),
-    )
-    details = ProductDetails(
-        _text(raw, "full_description", where), _bullets(raw.get("small_description"), where), (), "N.A."
-    )
-    return product, details
-
-
-def _reviews(path: Path) -> dict[str, tuple[tuple[Review, ...], str]]:
-    out = {}
-    for position, entry in enumerate(_read_json(path, list)):
-        where = f"WebShop data: {path}, entry #{position}"
-        if not isinstance(entry, dict) or not isinstance(entry.get("asin"), str):
-            raise DataError(f"{where} needs an 'asin' string.")
-        raw_reviews = entry.get("reviews") or []
-        if not isinstance(raw_reviews, list):
-            raise DataError(f"{where}: 'reviews' must be a list, got {raw_reviews!r:.60}.")
-        reviews = []
-        for k, review in enumerate(raw_reviews):
-            if not isinstance(review, dict):
-                raise DataError(f"{where}, review #{k}: each review must be a JSON object.")
-            score = review.get("score", review.get("stars", 0))
-            try:
-                score = int(float(score))
-            except (TypeError, ValueError) as err:
-                raise DataError(f"{where}, review #{k}: 'score' {score!r} is not a number.") from err
-            body = review["review"] if "review" in review else review.get("body", "")
-            reviews.append(Review(str(review.get("title", "")), score, str(body)))
-        out[entry["asin"]] = (tuple(reviews), str(entry.get("average_rating", "N.A.")))
-    return out
-
-
-def _check_list(value: Any, path: Path, where: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise DataError(f"WebShop data: {path}, {where} must be a list of strings, got {value!r:.80}.")
-    return value
-
-
 def _goal(product: Product, text: str, attributes: Sequence[str], options: Sequence[str], groups: Sequence[str],
           bound: tuple[float, str]) -> Goal:  # fmt: skip
     upper, price_text = bound
@@ -300,7 +165,7 @@ def _goal(product: Product, text: str, attributes: Sequence[str], options: Seque
 
 
 def _human_goals(products: Sequence[Product], path: Path) -> list[Goal]:
-    table = _read_json(path, dict)
+    table = read_data_json(path, dict)
     goals = []
     for product in products:
         entries = table.get(product.asin)
@@ -312,10 +177,10 @@ def _human_goals(products: Sequence[Product], path: Path) -> list[Goal]:
             where = f"asin {product.asin} instruction #{k}"
             if not isinstance(entry, dict) or not isinstance(entry.get("instruction"), str):
                 raise DataError(f"WebShop data: {path}, {where} needs an 'instruction' string.")
-            attrs = _check_list(entry.get("instruction_attributes"), path, f"{where} 'instruction_attributes'")
+            attrs = check_string_list(entry.get("instruction_attributes"), path, f"{where} 'instruction_attributes'")
             if not attrs:
                 continue
-            opts = _check_list(entry.get("instruction_options"), path, f"{where} 'instruction_options'")
+            opts = check_string_list(entry.get("instruction_options"), path, f"{where} 'instruction_options'")
             bound = price_upper_for(product.price, random.Random(f"webshop-human-{product.asin}-{k}"))
             goals.append(_goal(product, entry["instruction"].strip("."), attrs, opts, (), bound))
     return goals
@@ -329,7 +194,9 @@ def _synthetic_goals(products: Sequence[Product], table: Mapping[str, Any], path
             continue
         if not isinstance(entry["instruction"], str):
             raise DataError(f"WebShop data: {path}, asin {product.asin}: 'instruction' must be a string.")
-        attrs = _check_list(entry.get("instruction_attributes"), path, f"asin {product.asin} 'instruction_attributes'")
+        attrs = check_string_list(
+            entry.get("instruction_attributes"), path, f"asin {product.asin} 'instruction_attributes'"
+        )
         if not attrs:
             continue
         bound = price_upper_for(product.price, random.Random(f"webshop-synthetic-{product.asin}"))
@@ -364,9 +231,9 @@ def load_webshop_data(root: Path | str, *, goals: str = "human", num_products: i
     root = resolve_user_path(root, what="WebShop data")
     fingerprint = data_fingerprint(root, goals, num_products)
     files = find_data_files(root, goals)
-    raw_products = _read_json(files["products"], list)
-    attributes = _read_json(files["attributes"], dict)
-    reviews = _reviews(files["reviews"]) if "reviews" in files else {}
+    raw_products = read_data_json(files["products"], list)
+    attributes = read_data_json(files["attributes"], dict)
+    reviews = read_reviews(files["reviews"]) if "reviews" in files else {}
     if num_products is not None:
         raw_products = raw_products[:num_products]
     products: list[Product] = []
@@ -381,7 +248,7 @@ def load_webshop_data(root: Path | str, *, goals: str = "human", num_products: i
         asin = raw["asin"]
         if asin == "nan" or len(asin) > 10 or asin in seen:
             continue
-        product, detail = _product(raw, position, files["products"], files["attributes"], attributes)
+        product, detail = read_product(raw, position, files["products"], files["attributes"], attributes)
         if asin in reviews:
             detail = ProductDetails(detail.description, detail.bullet_points, *reviews[asin])
         seen.add(asin)

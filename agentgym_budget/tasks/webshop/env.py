@@ -66,7 +66,7 @@ from agentgym_budget.tasks.webshop.reward import (
 from agentgym_budget.tasks.webshop.search import SearchIndex
 from agentgym_budget.tasks.webshop.session import Session, Shop
 
-__all__ = ["WEBSHOP_INFO_KEYS", "WebShopDataEnv", "WebShopEnv", "WebShopEnvBase", "shared_catalog"]
+__all__ = ["WebShopDataEnv", "WebShopEnv", "WebShopEnvBase"]
 
 WEBSHOP_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,

@@ -20,14 +20,41 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from agentgym_budget.cache import cached_directory
-from agentgym_budget.tasks.webshop.catalog import Catalog
+from agentgym_budget.tasks.webshop.catalog import Catalog, Product, ProductDetails
 
-__all__ = ["EXAMPLE_VERSION", "example_data_dir", "export_webshop_data"]
+__all__ = ["example_data_dir", "export_webshop_data"]
 
 EXAMPLE_VERSION = 2
 """Bumped whenever the exported files change (part of the example folder's cache key)."""
+
+
+def _item_record(product: Product, details: ProductDetails) -> dict[str, Any]:
+    """``product`` as an ``items_shuffle.json`` entry (a price range written ``"$low - $high"``)."""
+    low, _, high = product.price_text.partition(" to ")
+    return {
+        "asin": product.asin,
+        "name": product.title,
+        "category": product.category,
+        "query": product.query,
+        "product_category": product.product_category,
+        "full_description": details.description,
+        "small_description": list(details.bullet_points),
+        "pricing": f"{low} - {high}" if high else low,
+        "customization_options": {g: [{"value": v, "image": None} for v in vs] for g, vs in product.options} or "",
+        "images": [],
+    }
+
+
+def _review_record(asin: str, details: ProductDetails) -> dict[str, Any]:
+    """A product's reviews as a ``reviews.json`` entry, with WebShop's keys (``score``, ``review``)."""
+    return {
+        "asin": asin,
+        "reviews": [{"title": r.title, "score": r.score, "review": r.body} for r in details.reviews],
+        "average_rating": details.rating,
+    }
 
 
 def export_webshop_data(catalog: Catalog, folder: Path | str) -> dict[str, Path]:
@@ -46,34 +73,13 @@ def export_webshop_data(catalog: Catalog, folder: Path | str) -> dict[str, Path]
     items, attrs, human, reviews = [], {}, {}, []
     for index, product in enumerate(catalog.products):
         details = catalog.details(index)
-        low, _, high = product.price_text.partition(" to ")
-        items.append(
-            {
-                "asin": product.asin,
-                "name": product.title,
-                "category": product.category,
-                "query": product.query,
-                "product_category": product.product_category,
-                "full_description": details.description,
-                "small_description": list(details.bullet_points),
-                "pricing": f"{low} - {high}" if high else low,
-                "customization_options": {g: [{"value": v, "image": None} for v in vs] for g, vs in product.options}
-                or "",
-                "images": [],
-            }
-        )
+        items.append(_item_record(product, details))
         attrs[product.asin] = {
             "attributes": list(product.attributes),
             "instruction": None,
             "instruction_attributes": None,
         }
-        reviews.append(
-            {
-                "asin": product.asin,
-                "reviews": [{"title": r.title, "score": r.score, "review": r.body} for r in details.reviews],
-                "average_rating": details.rating,
-            }
-        )
+        reviews.append(_review_record(product.asin, details))
     for goal in catalog.goals:
         if attrs[goal.asin]["instruction"] is None:
             attrs[goal.asin].update(

@@ -55,16 +55,7 @@ from agentgym_budget.tasks.webshop.vocabulary import (
     REVIEW_TITLES,
 )
 
-__all__ = [
-    "GENERATOR_VERSION",
-    "MAX_GOALS",
-    "MAX_PRODUCTS",
-    "MIN_PRODUCTS",
-    "astuple_shallow",
-    "cached_catalog",
-    "generate_catalog",
-    "title_case",
-]
+__all__ = ["cached_catalog", "generate_catalog"]
 
 GENERATOR_VERSION = 4
 """Bumped whenever the generator's output or the record classes change (part of every cache key)."""

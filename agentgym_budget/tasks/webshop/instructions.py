@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from agentgym_budget.tasks.webshop.catalog import Goal, Product
 from agentgym_budget.tasks.webshop.taxonomy import ProductType
 
-__all__ = ["NO_PRICE_BOUND", "PRICE_STEPS", "article", "join_words", "make_goal", "noun_phrase", "price_upper_for"]
+__all__: list[str] = []
 
 PRICE_STEPS: tuple[float, ...] = tuple(10.0 * i for i in range(1, 100))
 """Candidate price bounds (WebShop's ``PRICE_RANGE``)."""

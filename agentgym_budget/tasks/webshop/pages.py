@@ -44,7 +44,7 @@ from agentgym_budget.tasks.webshop.session import RESULTS_PER_PAGE, Session
 if TYPE_CHECKING:
     from agentgym_budget.tasks.webshop.session import Shop
 
-__all__ = ["OBSERVATION_FORMATS", "render_page"]
+__all__: list[str] = []
 
 OBSERVATION_FORMATS: tuple[str, ...] = ("clean", "webshop")
 """Accepted ``observation_format`` values."""

@@ -36,15 +36,7 @@ from agentgym_budget.cache import cached_directory
 from agentgym_budget.errors import DataError
 from agentgym_budget.safe_json import read_json_file
 
-__all__ = [
-    "check_float",
-    "check_int",
-    "check_str",
-    "check_strs",
-    "load_array",
-    "load_or_rebuild",
-    "read_json",
-]
+__all__ = ["read_json"]
 
 T = TypeVar("T")
 

@@ -16,16 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = [
-    "ADJECTIVES",
-    "BRAND_HEADS",
-    "BRAND_TAILS",
-    "COLOR_WORDS",
-    "LUCENE_STOPWORDS",
-    "OPTION_POOLS",
-    "REVIEW_BODIES",
-    "REVIEW_TITLES",
-]
+__all__ = ["COLOR_WORDS"]
 
 COLOR_WORDS: tuple[str, ...] = (
     "alabaster", "apricot", "aqua", "ash", "asphalt", "azure", "banana", "beige", "black", "blue", "blush",
