@@ -55,7 +55,7 @@ def save_figure(figure: Any, paths: Path | Sequence[Path]) -> list[Path]:
     paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     for path in paths:
         with atomic_path(path) as tmp:
-            figure.savefig(tmp, dpi=_DPI, format=path.suffix.lstrip(".") or "png")
+            figure.savefig(tmp, dpi=_DPI, format=path.suffix.lstrip(".") or "png", bbox_inches="tight")
     return paths
 
 

@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,7 @@ def write_plots(summary: Summary, outputs: OutputSet, formats: Sequence[str] = (
         figures["difference"] = difference_figure(differences)
     paths = []
     for stem, figure in figures.items():
-        figure.text(0.5, 0.002, summary_caption(summary), ha="center", va="bottom", fontsize=8)
+        caption = textwrap.fill(summary_caption(summary), width=int(figure.get_figwidth() * 15))
+        figure.text(0.5, 0.0, caption, ha="center", va="top", fontsize=8)  # below the axes; saved with them
         paths += save_figure(figure, [outputs.path(f"{stem}.{fmt}") for fmt in formats])
     return paths
