@@ -20,7 +20,7 @@ into an :func:`~agentgym_budget.runner.outputs.output_set` and returns their pat
 
 Example:
     >>> import tempfile, pathlib
-    >>> from agentgym_budget.runner.outputs import output_set
+    >>> from agentgym_budget.runner.outputs import output_set, plot_names
     >>> from agentgym_budget.eval.passkt.summary import summarize
     >>> records = [{"agent": a, "env_id": "e", "task_id": f"t{t}", "sample": s, "budget": 5, "mode": "independent",
     ...             "won": (s + t) % (2 if a == "x" else 3) == 0, "turns": 5} for a in "xy" for t in range(3) for s in range(2)]
