@@ -40,13 +40,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections import Counter, OrderedDict, defaultdict
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import textworld
 from textworld.core import GameState
-from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.pddl.pddl import PddlEnv
 from textworld.logic import Proposition, Variable
 
@@ -58,6 +57,7 @@ from agentgym_budget.tasks.alfworld.data import read_game_data
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar, check_grammar
 from agentgym_budget.tasks.alfworld.parsed_game import ActionSchema, Parameter, build_logic, load_parsed
 from agentgym_budget.tasks.alfworld.pddl_snapshots import PddlSnapshot, PddlSnapshots
+from agentgym_budget.tasks.alfworld.pddl_state import CachedPddlState
 from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool
 from agentgym_budget.tasks.alfworld.shared_planner import PlannerShare
 from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
@@ -103,6 +103,8 @@ class GameData:
     init_facts: list[Proposition] = field(default_factory=list)
     state_facts: list[Proposition] = field(default_factory=list)
     weight: int = 0
+    bindings: dict[str, Any] = field(default_factory=dict)
+    command_templates: list[str] = field(default_factory=list)
     derivations: OrderedDict[Any, dict[tuple[Any, ...], str]] = field(default_factory=OrderedDict)
     plans: OrderedDict[Any, tuple[str, ...]] = field(default_factory=OrderedDict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -180,6 +182,7 @@ def _read_game(path: str) -> GameData:
         [Proposition(name, [Variable(arg, name2type[arg]) for arg in args]) for name, args in document["init"]],
         _facts(document["state"], name2type),
     )
+    game.command_templates = sorted({action.template for action in logic.actions.values()})
     facts = len(game.init_facts) + len(game.state_facts)
     raw_size = os.path.getsize(path)
     game.weight = raw_size * 3 + len(parsed.sas) + len(parsed.sas_replan) + facts * _FACT_BYTES + _DYNAMIC_BYTES
@@ -229,36 +232,6 @@ def load_game(path: str) -> GameData:
         raise
     except Exception as err:  # e.g. the problem uses an object it does not declare
         raise DataError(f"ALFWorld data: cannot load the game {path} ({type(err).__name__}: {err}).") from err
-
-
-class _CachedPddlState(pddl_logic.PddlState):
-    """TextWorld's ``PddlState``, built from a cached translation instead of translating again."""
-
-    def __init__(self, downward_lib: Any, game: GameData) -> None:
-        self._facts = defaultdict(set)
-        self._vars_by_name = {}
-        self._vars_by_type = defaultdict(set)
-        self._var_counts = Counter()
-        self._logic = game.logic
-        self.downward_lib = downward_lib
-        self.pddl_problem = game.data["pddl_problem"]
-        self.task = None  # the planner's parsed task is not kept (see .parsed_game)
-        self.sas, self.sas_replan = game.sas, game.sas_replan
-        self._actions = game.actions
-        downward_lib.load_sas(game.sas)
-        downward_lib.load_sas_replan(game.sas_replan)
-        downward_lib.agb_has_task = True
-        self.name2type = game.name2type
-        self.add_facts(game.init_facts)
-        self.add_facts(game.state_facts)
-
-    def twin(self) -> _CachedPddlState:
-        """A state object sharing this one's game constants, with no facts (a restore fills them)."""
-        twin = _CachedPddlState.__new__(_CachedPddlState)
-        twin.__dict__.update(self.__dict__)
-        twin._facts, twin._vars_by_name, twin._vars_by_type = defaultdict(set), {}, defaultdict(set)
-        twin._var_counts, twin._operators = Counter(), {}
-        return twin
 
 
 class FastPddlEnv(PddlSnapshots, PddlEnv):
@@ -312,7 +285,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
             else:
                 self._grammar.use_results(self._game.derivations_for(naming))
 
-    def _new_state(self) -> _CachedPddlState:
+    def _new_state(self) -> CachedPddlState:
         if self._share.users > 1:  # loading a task empties the registry other envs still use
             self._share.leave(self)
             self._share = PlannerShare(self._libraries)
@@ -321,7 +294,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
         self._path = []
         with self.claimed():
             self._share.task_loaded()
-            return _CachedPddlState(self.downward_lib, self._game)
+            return CachedPddlState(self.downward_lib, self._game)
 
     def _context(self, mapping: dict[Any, Any]) -> dict[str, Any]:
         infos = self._entity_infos
@@ -335,7 +308,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
     # ------------------------------------------------------------------ play
     def _gather_infos(self) -> None:
         state, pddl = self.state, self._pddl_state
-        state["command_templates"] = sorted({action.template for action in self._logic.actions.values()})
+        state["command_templates"] = list(self._game.command_templates)
         state["won"] = pddl.check_goal()
         state["lost"] = False
         state["_entity_infos"] = dict(self._entity_infos)

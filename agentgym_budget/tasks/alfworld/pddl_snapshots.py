@@ -141,6 +141,7 @@ class PddlSnapshots:
         pddl._vars_by_type = defaultdict(set, ((kind, set(names)) for kind, names in snapshot.vars_by_type))
         pddl._var_counts = Counter(snapshot.var_counts)
         pddl._operators = dict(snapshot.operators)
+        pddl.facts_replaced()
         self.state = GameState(snapshot.state)
         self.prev_state = GameState(snapshot.prev_state) if snapshot.prev_state is not None else None
         self._last_action = snapshot.last_action
