@@ -24,6 +24,7 @@ added:
 from __future__ import annotations
 
 import os
+import re
 import threading
 import warnings
 from dataclasses import dataclass
@@ -32,7 +33,8 @@ from typing import Any
 import jericho
 import textworld
 from textworld.envs import JerichoEnv, TWInform7
-from textworld.envs.wrappers.tw_inform7 import Inform7Data, StateTracking
+from textworld.envs.wrappers import tw_inform7
+from textworld.envs.wrappers.tw_inform7 import GameData, Inform7Data, StateTracking
 from textworld.generator.game import Game, GameProgression
 
 from agentgym_budget.errors import DataError, SnapshotMismatchError
@@ -80,6 +82,61 @@ def load_game(z8_path: str) -> Game:
 
 def _parse(json_path: str) -> tuple[Game, int]:
     return Game.load(json_path), 3 * os.path.getsize(json_path) + _GAME_FIXED_BYTES
+
+
+_EXTRA_INFO_TAGS: dict[str, re.Pattern[str]] = {}
+
+
+def _detect_extra_infos(text: str, tracked: list[str]) -> tuple[dict[str, str | None], str]:
+    """TextWorld's ``_detect_extra_infos`` with its patterns compiled once (same matches, same text)."""
+    matches: dict[str, str | None] = {}
+    for tag in tracked or tw_inform7.AVAILABLE_INFORM7_EXTRA_INFOS:
+        regex = _EXTRA_INFO_TAGS.get(tag)
+        if regex is None:
+            if tag not in tw_inform7.AVAILABLE_INFORM7_EXTRA_INFOS:
+                raise ValueError(f"TW game doesn't support tag: {tag}")
+            regex = _EXTRA_INFO_TAGS[tag] = re.compile(rf"<{tag}>\n(.*)</{tag}>", re.DOTALL)
+        match = regex.search(text)
+        if match:
+            matches[tag] = tw_inform7._detect_i7_events_debug_tags(match.group(1))[1].strip()
+            text = regex.sub("", text)
+        else:
+            matches[tag] = None
+    return matches, text
+
+
+class _GameData(GameData):
+    """TextWorld's ``GameData`` layer with the game's constant infos gathered once per game, not every step."""
+
+    def _gather_infos(self) -> None:
+        cached = self.__dict__.get("_constant_infos")
+        if cached is None or cached[0] is not self._game:
+            state, self.state = self.state, textworld.GameState()
+            super()._gather_infos()
+            cached = self._constant_infos = (self._game, dict(self.state))
+            self.state = state
+        self.state.update(cached[1])
+
+
+class _Inform7Data(Inform7Data):
+    """TextWorld's ``Inform7Data`` layer reading the extra infos with precompiled patterns."""
+
+    def step(self, command: str) -> tuple[textworld.GameState, Any, bool]:
+        self._prev_state = self.state
+        self.state, _, _ = self._wrapped_env.step(command)
+        extra_infos, self.state["feedback"] = _detect_extra_infos(self.state["feedback"], self._tracked_infos)
+        self.state.update(extra_infos)
+        self._gather_infos()
+        self.state["done"] = self.state["won"] or self.state["lost"]
+        return self.state, self.state["score"], self.state["done"]
+
+
+class _TWInform7(TWInform7):
+    """TextWorld's ``TWInform7`` stack (same layers, same states) with the per-step constant work done once."""
+
+    def _wrap(self, env: textworld.Environment) -> None:
+        textworld.core.Wrapper._wrap(self, env)
+        self._wrapped_env = StateTracking(_Inform7Data(_GameData(self._wrapped_env)))
 
 
 def _copy_progression(progression: GameProgression | None) -> GameProgression | None:
@@ -230,7 +287,7 @@ class TextWorldEngine:
         interpreter = JerichoEnv(self.request_infos)
         interpreter._game = load_game(z8_path)
         interpreter._jericho = lease
-        env = TWInform7(interpreter)
+        env = _TWInform7(interpreter)
         env.load(z8_path)
         self._env, self.game_path = env, z8_path
 
