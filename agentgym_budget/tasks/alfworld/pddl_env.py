@@ -252,6 +252,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
         self._infos_shared = False
         self._game: GameData | None = None
         self._grammar: CompiledGrammar | None = None
+        self._static_commands: dict[int, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ game
     @property
@@ -270,6 +271,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
         self._entity_infos = self._get_entity_infos()
         self._infos_shared = False
         self._grammar = CompiledGrammar(game.logic.grammar, game.fluents)
+        self._static_commands: dict[int, tuple[str, str]] = {}
 
     def names_changed(self, naming: Any = None) -> None:
         """Drop cached text after entity names changed (the demangler calls it).
@@ -279,6 +281,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
                 mean the same names); cached text is then shared with other envs using it.
                 ``None`` keeps the cache private.
         """
+        self._static_commands = {}
         if self._grammar is not None:
             if naming is None:
                 self._grammar.clear_results()
@@ -318,19 +321,32 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
         state["last_action"] = None
         state["_last_action"] = self._last_action
         state["_valid_actions"] = list(pddl.all_applicable_actions())
-        names = {k: info.name for k, info in self._entity_infos.items()}
-        commands = []
-        for action in state["_valid_actions"]:
-            action.command_template = self._grammar.derive_cached(
-                action.command_template, self._context(action.mapping)
-            )
-            commands.append(action.format_command(names))
-        state["_valid_commands"] = commands
+        state["_valid_commands"] = commands = self._commands(state["_valid_actions"])
         state["admissible_commands"] = sorted(set(commands))
         if self.request_infos.moves:
             state["moves"] = self._moves
         if self.request_infos.policy_commands:
             state["policy_commands"] = pddl.replan(self._entity_infos)
+
+    def _commands(self, actions: list[Any]) -> list[str]:
+        """The command of each action (its template derived in the current state, with entity names).
+
+        Commands whose derivation reads only static predicates are kept per operator until names change.
+        """
+        static, names, commands = self._static_commands, None, []
+        for action in actions:
+            known = static.get(action.id)
+            if known is None:
+                if names is None:
+                    names = {k: info.name for k, info in self._entity_infos.items()}
+                template, fixed = self._grammar.derive_static(action.command_template, self._context(action.mapping))
+                action.command_template = template
+                known = (template, action.format_command(names))
+                if fixed:
+                    static[action.id] = known
+            action.command_template = known[0]
+            commands.append(known[1])
+        return commands
 
     def reset(self) -> GameState:
         self._pddl_state = self._new_state()

@@ -218,5 +218,6 @@ class PddlSnapshots:
         twin._entity_infos, twin._infos_shared, self._infos_shared = self._entity_infos, True, True
         twin._grammar = object.__new__(type(self._grammar))  # shares the parsed rules and the caches
         twin._grammar.__dict__.update(self._grammar.__dict__)
+        twin._static_commands = {}
         twin.state, twin.prev_state, twin._last_action, twin._moves = self.state, None, None, 0
         return twin

@@ -8,7 +8,7 @@ order), and differs in what it repeats:
   translating the problem again;
 * the facts of one signature are sorted once and kept until one of them changes (TextWorld sorts
   them at every grammar query: tens of times per step, most of a step's text derivation);
-* the parameter bindings of the planner's operators are built once per game and operator name;
+* the names and parameter bindings of the planner's operators are read once per game and operator;
 * every change of a predicate's facts is stamped (:meth:`CachedPddlState.stamp`), so a value computed
   from some predicates (ALFWorld's goal progress) is recomputed only after one of them changed.
 """
@@ -51,7 +51,7 @@ class CachedPddlState(pddl_logic.PddlState):
         self.task = None  # the planner's parsed task is not kept (see .parsed_game)
         self.sas, self.sas_replan = game.sas, game.sas_replan
         self._actions = game.actions
-        self._bindings: dict[str, tuple[str, Any]] = game.bindings  # shared by the game's states
+        self._bindings: dict[int, tuple[str, Any, str]] = game.bindings  # shared by the game's states
         downward_lib.load_sas(game.sas)
         downward_lib.load_sas_replan(game.sas_replan)
         downward_lib.agb_has_task = True
@@ -177,10 +177,10 @@ class CachedPddlState(pddl_logic.PddlState):
         actions = []
         seen = set()
         for operator in operators:
-            if operator.name in seen:
+            name, mapping, operator_name = self._binding(operator)
+            if operator_name in seen:
                 continue
-            seen.add(operator.name)
-            name, mapping = self._binding(operator.name)
+            seen.add(operator_name)
             action = textworld.logic.Action(name=name, preconditions=[], postconditions=[])
             action.id = operator.id
             action.mapping = mapping
@@ -190,14 +190,16 @@ class CachedPddlState(pddl_logic.PddlState):
             actions.append(action)
         return actions
 
-    def _binding(self, operator_name: str) -> tuple[str, dict[Placeholder, Variable]]:
-        binding = self._bindings.get(operator_name)
+    def _binding(self, operator: Any) -> tuple[str, dict[Placeholder, Variable], str]:
+        """The action name, parameter binding and full name of a planner operator (by id: fixed per game)."""
+        binding = self._bindings.get(operator.id)
         if binding is None:
+            operator_name = operator.name  # decoding the name costs more than the rest of the loop
             name, *arguments = operator_name.split()
             parameters = self._actions[name].parameters
             mapping = {
                 Placeholder(p.name.strip("?"), p.type_name): Variable(arg, p.type_name)
                 for p, arg in zip(parameters, arguments, strict=False)
             }
-            binding = self._bindings[operator_name] = (name, mapping)
+            binding = self._bindings[operator.id] = (name, mapping, operator_name)
         return binding
