@@ -4,7 +4,7 @@
 exactly as TextWorld's ``PddlState`` does (same facts, same applicable actions, same assignment
 order), and differs in what it repeats:
 
-* it is built from a game's cached translation (:class:`~.pddl_env.GameData`) instead of
+* it is built from a game's cached translation (:class:`~.game_data.GameData`) instead of
   translating the problem again;
 * the facts of one signature are sorted once and kept until one of them changes (TextWorld sorts
   them at every grammar query: tens of times per step, most of a step's text derivation);
@@ -36,7 +36,7 @@ class CachedPddlState(pddl_logic.PddlState):
 
     Args:
         downward_lib: The planner library the game's task is loaded into.
-        game: The game's :class:`~.pddl_env.GameData`.
+        game: The game's :class:`~.game_data.GameData`.
     """
 
     def __init__(self, downward_lib: Any, game: Any) -> None:
