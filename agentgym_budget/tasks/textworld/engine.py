@@ -24,7 +24,6 @@ added:
 from __future__ import annotations
 
 import os
-import re
 import threading
 import warnings
 from dataclasses import dataclass
@@ -84,22 +83,22 @@ def _parse(json_path: str) -> tuple[Game, int]:
     return Game.load(json_path), 3 * os.path.getsize(json_path) + _GAME_FIXED_BYTES
 
 
-_EXTRA_INFO_TAGS: dict[str, re.Pattern[str]] = {}
-
-
 def _detect_extra_infos(text: str, tracked: list[str]) -> tuple[dict[str, str | None], str]:
-    """TextWorld's ``_detect_extra_infos`` with its patterns compiled once (same matches, same text)."""
+    """TextWorld's ``_detect_extra_infos`` by string search: the same matches and the same text.
+
+    TextWorld searches ``<tag>\\n(.*)</tag>`` (greedy, across lines) and removes every match: that is
+    the text from the first ``<tag>\\n`` to the last ``</tag>`` after it, once.
+    """
     matches: dict[str, str | None] = {}
     for tag in tracked or tw_inform7.AVAILABLE_INFORM7_EXTRA_INFOS:
-        regex = _EXTRA_INFO_TAGS.get(tag)
-        if regex is None:
-            if tag not in tw_inform7.AVAILABLE_INFORM7_EXTRA_INFOS:
-                raise ValueError(f"TW game doesn't support tag: {tag}")
-            regex = _EXTRA_INFO_TAGS[tag] = re.compile(rf"<{tag}>\n(.*)</{tag}>", re.DOTALL)
-        match = regex.search(text)
-        if match:
-            matches[tag] = tw_inform7._detect_i7_events_debug_tags(match.group(1))[1].strip()
-            text = regex.sub("", text)
+        if tag not in tw_inform7.AVAILABLE_INFORM7_EXTRA_INFOS:
+            raise ValueError(f"TW game doesn't support tag: {tag}")
+        opening, closing = f"<{tag}>\n", f"</{tag}>"
+        start = text.find(opening)
+        end = text.rfind(closing) if start >= 0 else -1
+        if start >= 0 and end >= start + len(opening):
+            matches[tag] = tw_inform7._detect_i7_events_debug_tags(text[start + len(opening) : end])[1].strip()
+            text = text[:start] + text[end + len(closing) :]
         else:
             matches[tag] = None
     return matches, text
@@ -131,12 +130,23 @@ class _Inform7Data(Inform7Data):
         return self.state, self.state["score"], self.state["done"]
 
 
+class _StateTracking(StateTracking):
+    """TextWorld's ``StateTracking`` layer deciding once whether it tracks (its infos are fixed at creation)."""
+
+    @property
+    def tracking(self) -> bool:
+        tracking = self.__dict__.get("_tracking")
+        if tracking is None:
+            tracking = self._tracking = bool(StateTracking.tracking.fget(self))
+        return tracking
+
+
 class _TWInform7(TWInform7):
     """TextWorld's ``TWInform7`` stack (same layers, same states) with the per-step constant work done once."""
 
     def _wrap(self, env: textworld.Environment) -> None:
         textworld.core.Wrapper._wrap(self, env)
-        self._wrapped_env = StateTracking(_Inform7Data(_GameData(self._wrapped_env)))
+        self._wrapped_env = _StateTracking(_Inform7Data(_GameData(self._wrapped_env)))
 
 
 def _copy_progression(progression: GameProgression | None) -> GameProgression | None:
