@@ -11,12 +11,21 @@ from tests.trajectories import CASES, DATA, play_case
 RECORDED = json.loads(DATA.read_text())
 
 
-@pytest.mark.parametrize("name", [name for name in CASES if not name.startswith("alfworld")])
+def _cases(prefix: str) -> list[object]:
+    """Cases of a family; those playing bigger games are marked slow (a second or more each)."""
+    return [
+        pytest.param(name, marks=pytest.mark.slow) if not name.startswith("coin") else name
+        for name in CASES
+        if name.startswith(prefix)
+    ]
+
+
+@pytest.mark.parametrize("name", _cases("coin") + _cases("cooking"))
 def test_textworld_trajectories_match_the_recording(name: str) -> None:
     _compare(name)
 
 
-@pytest.mark.parametrize("name", [name for name in CASES if name.startswith("alfworld")])
+@pytest.mark.parametrize("name", _cases("alfworld"))
 def test_alfworld_trajectories_match_the_recording(name: str) -> None:
     pytest.importorskip("alfworld")
     _compare(name)
