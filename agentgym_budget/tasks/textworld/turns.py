@@ -45,7 +45,6 @@ LEAN_INFO_KEYS: Mapping[str, str] = {
 }
 """Opt-in ``info`` keys of a lean TextWorld env (``lean=True``)."""
 
-_PROMPT_LINE = re.compile(r"\n>[^\n]*\Z")
 _GAME_OVER_QUESTION = re.compile(r"\s*Would you like to RESTART, RESTORE[^\n]*\Z")
 _TURN_COUNT = re.compile(r"(You scored [^\n]*?), in \d+ turns?\.")
 _BANNER_CHARS = frozenset(" _|\\/$<>")
@@ -53,14 +52,18 @@ _BANNER_CHARS = frozenset(" _|\\/$<>")
 
 def clean_feedback(feedback: str, *, turn: int) -> str:
     """The game's text without interpreter chrome; ``turn`` is the episode's turn count (0 after a reset)."""
-    text = _PROMPT_LINE.sub("", feedback)
+    last_line = feedback.rfind("\n")  # what _PROMPT_LINE removes, found without scanning the text
+    text = feedback[:last_line] if last_line >= 0 and feedback.startswith(">", last_line + 1) else feedback
     if turn == 0:
         lines = text.split("\n")
         while lines and set(lines[0]) <= _BANNER_CHARS:
             lines.pop(0)
         text = "\n".join(lines)
-    text = _GAME_OVER_QUESTION.sub("", text)
-    return _TURN_COUNT.sub(rf"\1, in {turn} turn{'' if turn == 1 else 's'}.", text)
+    if "Would you like to RESTART, RESTORE" in text:  # the patterns only run on the texts they can match
+        text = _GAME_OVER_QUESTION.sub("", text)
+    if "You scored " in text:
+        text = _TURN_COUNT.sub(rf"\1, in {turn} turn{'' if turn == 1 else 's'}.", text)
+    return text
 
 
 def request_infos(keys: AbstractSet[str], *, lean: bool, admissible: bool, tracking: bool) -> textworld.EnvInfos:
