@@ -253,8 +253,9 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 f"{self.name}: the episode on task {self._task_id!r} is over ({outcome} after "
                 f"{len(self._actions)} actions); call reset() to start a new one."
             )
-        valid = self._action_is_valid(action, self._last_turn.admissible_actions)  # before acting: same state
-        turn = self._advance(action)
+        command = self._sanitize(action)
+        valid = self._action_is_valid(command, self._last_turn.admissible_actions)  # before acting: same state
+        turn = self._advance(command)
         self._actions.append(action)
         self._episode_over = turn.won or turn.lost
         observation, info = self._emit(turn, action_is_valid=valid)
@@ -418,15 +419,19 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
             raise UnknownTaskError.for_task(task, tasks, f"{self.name} (split {self.split!r})")
         return task
 
-    def _advance(self, action: str) -> Turn:
-        command = self._sanitize(action)
+    def _advance(self, command: str | None) -> Turn:
+        """Play the sanitised ``command`` (``None``: blocked, a no-op turn)."""
         if command is None:
             return dataclasses.replace(self._last_turn, observation=self.blocked_feedback, reward=0.0)
         return self._act(command)
 
-    def _action_is_valid(self, action: str, admissible: Sequence[str]) -> bool:
-        """The action parsed to a command (see ``_sanitize``) that was admissible where it was taken."""
-        command = self._sanitize(action)
+    def _action_is_valid(self, command: str | None, admissible: Sequence[str]) -> bool:
+        """The action parsed to ``command`` (see ``_sanitize``), admissible where it was taken.
+
+        Not computed (``False``) when the env omits ``admissible_actions``: ``info`` then has no ``action_is_valid``.
+        """
+        if "admissible_actions" in self.omitted_info_keys:
+            return False
         return command is not None and text.is_admissible(command, admissible)
 
     def _emit(self, turn: Turn, *, action_is_valid: bool = True) -> tuple[str, dict[str, Any]]:

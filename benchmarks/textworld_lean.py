@@ -8,8 +8,11 @@ For each game, one recorded action sequence (random admissible actions, seeded) 
 * ``default``: the same stack without ``lean`` (admissible actions, i.e. TextWorld's state tracking).
 
 Blocks of episodes alternate between the four so machine noise hits all alike; the figures are
-median step times. Target: lean / raw <= 1.3. The lean and default stacks are also checked to
-return the same observations, rewards and ``won`` / ``progress`` on every step.
+median step times, in CPU time (the ratio the target is read from: a loaded machine inflates wall
+time) and wall time, with the load average before and after. Games: Coin Collector, Cooking, a
+custom world (``TextWorld-Custom-v0``, a ``.z8`` made by TextWorld's generic generator) and
+Treasure Hunter. Target: lean / raw <= 1.2 in CPU time on each game. The lean and default stacks
+are also checked to return the same observations, rewards and ``won`` / ``progress`` on every step.
 
 Usage::
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import warnings
 from collections.abc import Callable
@@ -41,6 +45,7 @@ RESULTS = Path(__file__).parent / "results"
 GAMES = (
     ("agentgym_budget/TextWorld-Cooking-v0", {"difficulty": 3}),
     ("agentgym_budget/TextWorld-CoinCollector-v0", {"level": 110}),
+    ("agentgym_budget/TextWorld-Custom-v0", {}),
     ("agentgym_budget/TextWorld-TreasureHunter-v0", {"level": 10}),
 )
 
@@ -110,6 +115,8 @@ def measure(env_id: str, kwargs: dict, episodes: int, steps: int) -> dict:
         "median_step_ms": {name: round(value, 4) for name, value in medians.items()},
         "median_step_cpu_ms": {name: round(value, 4) for name, value in cpu.items()},
         "lean_over_raw_cpu": round(cpu["lean"] / cpu["raw"], 3),
+        "default_over_raw_cpu": round(cpu["default"] / cpu["raw"], 3),
+        "textworld_over_raw_cpu": round(cpu["textworld"] / cpu["raw"], 3),
         "lean_over_raw": round(medians["lean"] / medians["raw"], 3),
         "textworld_over_raw": round(medians["textworld"] / medians["raw"], 3),
         "default_over_raw": round(medians["default"] / medians["raw"], 3),
@@ -127,22 +134,23 @@ def readme_rows(result: dict) -> list[list[str]]:
     def each(pick: Callable[[dict], float]) -> str:
         return " / ".join(f"{pick(row):.2f}" for row in games)
 
-    labels = " / ".join(f"{row['env'].split('-')[1]} {next(iter(row['kwargs'].values()))}" for row in games)
+    labels = " / ".join(f"{row['env'].split('-')[1]} {next(iter(row['kwargs'].values()), '')}".strip() for row in games)
     same = all(row["same_outcomes"] for row in games)
+    load = result["load_average"]
     figure = (
-        f"lean / raw **{each(lambda row: row['lean_over_raw'])}** in wall time, "
-        f"{each(lambda row: row['lean_over_raw_cpu'])} in CPU time (raw "
-        f"{each(lambda row: row['median_step_ms']['raw'])} ms median; TextWorld without infos / raw "
-        f"{each(lambda row: row['textworld_over_raw'])}; default stack "
-        f"{each(lambda row: row['median_step_ms']['default'])} ms); "
-        f"{'identical outcomes on every step' if same else 'outcomes DIFFER'}"
+        f"lean / raw **{each(lambda row: row['lean_over_raw_cpu'])}** in CPU time, "
+        f"{each(lambda row: row['lean_over_raw'])} in wall time (raw "
+        f"{each(lambda row: row['median_step_cpu_ms']['raw'])} ms CPU median; TextWorld without infos / raw "
+        f"{each(lambda row: row['textworld_over_raw_cpu'])}; default stack "
+        f"{each(lambda row: row['median_step_cpu_ms']['default'])} ms CPU); load average {load[0]:.1f} -> "
+        f"{load[1]:.1f}; {'identical outcomes on every step' if same else 'outcomes DIFFER'}"
     )
     return [
         [
             "TextWorld step, lean mode (`lean=True`, full stack `gym.make` + `TurnBudget` + `StateSnapshot`) vs raw "
             f"jericho `FrotzEnv.step` vs the default stack, same game and actions ({labels})",
             figure,
-            f"<= {result['target_lean_over_raw']}",
+            f"<= {result['target_lean_over_raw_cpu']} (CPU)",
             "`python benchmarks/textworld_lean.py`",
         ]
     ]
@@ -158,15 +166,19 @@ def main() -> None:
         args.episodes, args.steps = 2, 5
     recording = _harness.start("textworld_lean", args.smoke)
     rows = [measure(env_id, kwargs, args.episodes, args.steps) for env_id, kwargs in GAMES]
-    print(f"{'game':<34} {'raw':>7} {'tw':>7} {'lean':>7} {'default':>8}  lean/raw  default/raw  same")
+    print(f"CPU ms per step\n{'game':<34} {'raw':>7} {'tw':>7} {'lean':>7} {'default':>8}  lean/raw  default/raw  same")
     for row in rows:
-        ms = row["median_step_ms"]
+        ms = row["median_step_cpu_ms"]
         label = f"{row['env']}{row['kwargs']}"
         print(
             f"{label:<34} {ms['raw']:7.3f} {ms['textworld']:7.3f} {ms['lean']:7.3f} {ms['default']:8.3f}"
-            f"  {row['lean_over_raw']:8.3f}  {row['default_over_raw']:11.3f}  {row['same_outcomes']}"
+            f"  {row['lean_over_raw_cpu']:8.3f}  {row['default_over_raw_cpu']:11.3f}  {row['same_outcomes']}"
         )
-    result = {"target_lean_over_raw": 1.3, "games": rows}
+    result = {
+        "target_lean_over_raw_cpu": 1.2,
+        "games": rows,
+        "load_average": [recording.load_before[0], os.getloadavg()[0]],
+    }
     print(json.dumps(result, indent=2))
     recording.finish(result, readme_rows(result))
 

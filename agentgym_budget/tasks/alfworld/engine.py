@@ -199,13 +199,19 @@ class AlfworldEngine:
 
     def facts(self, predicates: Collection[str] | None = None) -> list[tuple[str, tuple[str, ...]]]:
         """The true (positive) facts, as ``(predicate, argument ids)``; only ``predicates`` if given."""
+        state = self._pddl._pddl_state
+        if predicates is not None:
+            return list(state.facts_of(name for name in predicates if not name.startswith("not_")))
         facts = []
-        for signature, props in self._pddl._pddl_state._facts.items():
+        for signature, props in state._facts.items():
             name = signature.name
-            if name.startswith("not_") or (predicates is not None and name not in predicates):
-                continue
-            facts += [(name, tuple(v.name for v in prop.arguments)) for prop in props]
+            if not name.startswith("not_"):
+                facts += [(name, tuple(v.name for v in prop.arguments)) for prop in props]
         return facts
+
+    def fact_stamp(self, predicates: Collection[str]) -> int:
+        """A number that changes whenever a fact of ``predicates`` changes (equal: same facts of them)."""
+        return self._pddl._pddl_state.stamp(predicates)
 
     def named_facts(self) -> list[str]:
         """The true facts with entity names, e.g. ``"inreceptacle(apple 1, fridge 1)"``, sorted."""

@@ -50,7 +50,7 @@ from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.tasks.alfworld import data as official
 from agentgym_budget.tasks.alfworld import generator
 from agentgym_budget.tasks.alfworld.portable import PortableAlfworldEnvState
-from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES, goal_progress
+from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES, goal_progress, progress_predicates
 
 __all__ = ["ALFWORLD_INFO_KEYS", "MAX_COMMAND_LENGTH", "ALFWorldEnv", "require_alfworld", "sanitize_command"]
 
@@ -65,20 +65,6 @@ MAX_COMMAND_LENGTH = 200
 """Commands are cut to this many characters (no admissible command is longer)."""
 
 _EXPERTS = ("planner", "handcoded")
-_PROGRESS_PREDICATES = frozenset(
-    {
-        "objecttype",
-        "receptacletype",
-        "inreceptacle",
-        "holds",
-        "isclean",
-        "ishot",
-        "iscool",
-        "istoggled",
-        "atlocation",
-        "receptacleatlocation",
-    }
-)
 
 
 def require_alfworld(feature: str = "ALFWorld-v0") -> None:
@@ -226,6 +212,7 @@ class ALFWorldEnv(TextEnv):
         self._commands: list[str] = []
         self._meta: Mapping[str, Any] = {}
         self._goal = ""
+        self._progress_memo: tuple[Any, float] | None = None
 
     # ------------------------------------------------------------------ task set
     def _config(self) -> Mapping[str, Any]:
@@ -341,14 +328,7 @@ class ALFWorldEnv(TextEnv):
     def _turn(self, state: Mapping[str, Any], *, first: bool = False) -> Turn:
         engine = self._engine
         won = bool(state["won"])
-        params = self._meta.get("pddl_params") or {}
         task_type = self._meta.get("task_type", "")
-        if won:
-            progress = 1.0
-        elif task_type in TASK_TYPES:
-            progress = goal_progress(task_type, params, engine.facts(_PROGRESS_PREDICATES))
-        else:
-            progress = 0.0
         extras: dict[str, Any] = {}
         keys = self.info_keys
         if keys & EXPERT_INFO_KEYS.keys():
@@ -370,8 +350,20 @@ class ALFWorldEnv(TextEnv):
             reward=0.0 if first else float(state.get("score") or 0),
             won=won,
             lost=False,
-            progress=progress,
+            progress=1.0 if won else self._progress(task_type),
             admissible_actions=tuple(state["admissible_commands"] or ()),
             goal=self._goal,
             extras=extras,
         )
+
+    def _progress(self, task_type: str) -> float:
+        """The goal progress of the current state, recomputed only after a fact it reads changed."""
+        if task_type not in TASK_TYPES:
+            return 0.0
+        predicates = progress_predicates(task_type)
+        params = self._meta.get("pddl_params") or {}
+        key = (self._engine.fact_stamp(predicates), task_type, tuple(sorted(params.items())))
+        memo = self._progress_memo
+        if memo is None or memo[0] != key:
+            memo = self._progress_memo = (key, goal_progress(task_type, params, self._engine.facts(predicates)))
+        return memo[1]

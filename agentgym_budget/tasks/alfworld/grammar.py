@@ -127,14 +127,19 @@ class CompiledGrammar:
     def derive_cached(self, start: str, context: Mapping[str, Any]) -> str:
         """:meth:`derive`, reusing the result of an earlier call with the same binding when the
         derivation only read static predicates."""
+        return self.derive_static(start, context)[0]
+
+    def derive_static(self, start: str, context: Mapping[str, Any]) -> tuple[str, bool]:
+        """:meth:`derive_cached` and whether the text only depends on static predicates (it never changes)."""
         key = (start, *sorted((ph.name, var.name) for ph, var in context["mapping"].items()))
         text = self._results.get(key)
-        if text is None:
-            dependency = _Dependency()
-            text = self._derive(start, context, dependency)
-            if not dependency.fluent:
-                self._results[key] = text
-        return text
+        if text is not None:
+            return text, True
+        dependency = _Dependency()
+        text = self._derive(start, context, dependency)
+        if not dependency.fluent:
+            self._results[key] = text
+        return text, not dependency.fluent
 
     def _derive(self, start: str, context: Mapping[str, Any], dependency: _Dependency) -> str:
         stack = [(symbol, context) for symbol in reversed(self._parse(start))]

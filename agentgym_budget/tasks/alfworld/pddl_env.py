@@ -39,14 +39,10 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-from collections import Counter, OrderedDict, defaultdict
-from dataclasses import dataclass, field
 from typing import Any
 
 import textworld
 from textworld.core import GameState
-from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.pddl.pddl import PddlEnv
 from textworld.logic import Proposition, Variable
 
@@ -55,9 +51,11 @@ from agentgym_budget.game_cache_size import GAME_CACHE_ENV_VAR as SHARED_GAME_CA
 from agentgym_budget.game_cache_size import game_cache_bytes
 from agentgym_budget.memory_cache import MemoryCache
 from agentgym_budget.tasks.alfworld.data import read_game_data
+from agentgym_budget.tasks.alfworld.game_data import GameData
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar, check_grammar
 from agentgym_budget.tasks.alfworld.parsed_game import ActionSchema, Parameter, build_logic, load_parsed
 from agentgym_budget.tasks.alfworld.pddl_snapshots import PddlSnapshot, PddlSnapshots
+from agentgym_budget.tasks.alfworld.pddl_state import CachedPddlState
 from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool
 from agentgym_budget.tasks.alfworld.shared_planner import PlannerShare
 from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
@@ -66,79 +64,9 @@ __all__ = ["GAME_CACHE", "GAME_CACHE_ENV_VAR", "FastPddlEnv", "GameData", "PddlS
 
 make_parsers_thread_safe()
 
-_NAMINGS_KEPT = 8
-
-
-_PLANS_KEPT = 2048
 _FACT_BYTES = 400  # rough size of one Proposition in memory
 _DYNAMIC_BYTES = 256 * 1024  # allowance for a game's derivation and plan caches
 _INTERNED_KEPT = 50_000
-
-
-@dataclass
-class GameData:
-    """Everything about one game file that does not change while it is played (shared).
-
-    Shared by every engine of the process playing the game, from any thread: the derivation
-    and plan caches are guarded by :attr:`lock`.
-
-    Attributes:
-        path: The ``game.tw-pddl`` file.
-        data: Its JSON content.
-        logic: TextWorld's ``GameLogic`` (actions and grammar).
-        sas: The full SAS encoding (loaded into the planner library at every reset).
-        sas_replan: The optimised SAS encoding (what TextWorld's ``replan`` searches).
-        fluents: Lower-case names of the predicates that actions change.
-        weight: Estimated bytes held in memory (what the process-wide cache counts).
-    """
-
-    path: str
-    data: dict[str, Any]
-    logic: Any
-    sas: bytes
-    sas_replan: bytes
-    fluents: frozenset[str]
-    name2type: dict[str, str] = field(default_factory=dict)
-    actions: dict[str, ActionSchema] = field(default_factory=dict)
-    init_facts: list[Proposition] = field(default_factory=list)
-    state_facts: list[Proposition] = field(default_factory=list)
-    weight: int = 0
-    derivations: OrderedDict[Any, dict[tuple[Any, ...], str]] = field(default_factory=OrderedDict)
-    plans: OrderedDict[Any, tuple[str, ...]] = field(default_factory=OrderedDict)
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def derivations_for(self, naming: Any) -> dict[tuple[Any, ...], str]:
-        """The shared cache of static derivations for one entity naming (a few namings are kept)."""
-        with self.lock:
-            results = self.derivations.get(naming)
-            if results is None:
-                results = self.derivations[naming] = {}
-                if len(self.derivations) > _NAMINGS_KEPT:
-                    self.derivations.popitem(last=False)
-            else:
-                self.derivations.move_to_end(naming)
-            return results
-
-    def cached_plan(self, key: Any) -> tuple[str, ...] | None:
-        """The plan stored under ``key`` by :meth:`store_plan`, if it is still kept."""
-        with self.lock:
-            plan = self.plans.get(key)
-            if plan is not None:
-                self.plans.move_to_end(key)
-            return plan
-
-    def store_plan(self, key: Any, plan: tuple[str, ...]) -> None:
-        """Keep ``plan`` under ``key`` (the last 2,048 plans of the game are kept)."""
-        with self.lock:
-            self.plans[key] = plan
-            if len(self.plans) > _PLANS_KEPT:
-                self.plans.popitem(last=False)
-
-    @property
-    def goal(self) -> str:
-        """The problem's ``(:goal ...)`` section, up to the end of the problem."""
-        problem = self.data["pddl_problem"]
-        return problem[problem.lower().index("(:goal") :]
 
 
 def _facts(pairs: list[list[Any]], name2type: dict[str, str]) -> list[Proposition]:
@@ -180,6 +108,7 @@ def _read_game(path: str) -> GameData:
         [Proposition(name, [Variable(arg, name2type[arg]) for arg in args]) for name, args in document["init"]],
         _facts(document["state"], name2type),
     )
+    game.command_templates = sorted({action.template for action in logic.actions.values()})
     facts = len(game.init_facts) + len(game.state_facts)
     raw_size = os.path.getsize(path)
     game.weight = raw_size * 3 + len(parsed.sas) + len(parsed.sas_replan) + facts * _FACT_BYTES + _DYNAMIC_BYTES
@@ -231,36 +160,6 @@ def load_game(path: str) -> GameData:
         raise DataError(f"ALFWorld data: cannot load the game {path} ({type(err).__name__}: {err}).") from err
 
 
-class _CachedPddlState(pddl_logic.PddlState):
-    """TextWorld's ``PddlState``, built from a cached translation instead of translating again."""
-
-    def __init__(self, downward_lib: Any, game: GameData) -> None:
-        self._facts = defaultdict(set)
-        self._vars_by_name = {}
-        self._vars_by_type = defaultdict(set)
-        self._var_counts = Counter()
-        self._logic = game.logic
-        self.downward_lib = downward_lib
-        self.pddl_problem = game.data["pddl_problem"]
-        self.task = None  # the planner's parsed task is not kept (see .parsed_game)
-        self.sas, self.sas_replan = game.sas, game.sas_replan
-        self._actions = game.actions
-        downward_lib.load_sas(game.sas)
-        downward_lib.load_sas_replan(game.sas_replan)
-        downward_lib.agb_has_task = True
-        self.name2type = game.name2type
-        self.add_facts(game.init_facts)
-        self.add_facts(game.state_facts)
-
-    def twin(self) -> _CachedPddlState:
-        """A state object sharing this one's game constants, with no facts (a restore fills them)."""
-        twin = _CachedPddlState.__new__(_CachedPddlState)
-        twin.__dict__.update(self.__dict__)
-        twin._facts, twin._vars_by_name, twin._vars_by_type = defaultdict(set), {}, defaultdict(set)
-        twin._var_counts, twin._operators = Counter(), {}
-        return twin
-
-
 class FastPddlEnv(PddlSnapshots, PddlEnv):
     """TextWorld's ``PddlEnv`` with the constant work cached (see the module docstring).
 
@@ -279,6 +178,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
         self._infos_shared = False
         self._game: GameData | None = None
         self._grammar: CompiledGrammar | None = None
+        self._static_commands: dict[int, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ game
     @property
@@ -297,6 +197,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
         self._entity_infos = self._get_entity_infos()
         self._infos_shared = False
         self._grammar = CompiledGrammar(game.logic.grammar, game.fluents)
+        self._static_commands: dict[int, tuple[str, str]] = {}
 
     def names_changed(self, naming: Any = None) -> None:
         """Drop cached text after entity names changed (the demangler calls it).
@@ -306,13 +207,14 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
                 mean the same names); cached text is then shared with other envs using it.
                 ``None`` keeps the cache private.
         """
+        self._static_commands = {}
         if self._grammar is not None:
             if naming is None:
                 self._grammar.clear_results()
             else:
                 self._grammar.use_results(self._game.derivations_for(naming))
 
-    def _new_state(self) -> _CachedPddlState:
+    def _new_state(self) -> CachedPddlState:
         if self._share.users > 1:  # loading a task empties the registry other envs still use
             self._share.leave(self)
             self._share = PlannerShare(self._libraries)
@@ -321,7 +223,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
         self._path = []
         with self.claimed():
             self._share.task_loaded()
-            return _CachedPddlState(self.downward_lib, self._game)
+            return CachedPddlState(self.downward_lib, self._game)
 
     def _context(self, mapping: dict[Any, Any]) -> dict[str, Any]:
         infos = self._entity_infos
@@ -335,7 +237,7 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
     # ------------------------------------------------------------------ play
     def _gather_infos(self) -> None:
         state, pddl = self.state, self._pddl_state
-        state["command_templates"] = sorted({action.template for action in self._logic.actions.values()})
+        state["command_templates"] = list(self._game.command_templates)
         state["won"] = pddl.check_goal()
         state["lost"] = False
         state["_entity_infos"] = dict(self._entity_infos)
@@ -345,19 +247,32 @@ class FastPddlEnv(PddlSnapshots, PddlEnv):
         state["last_action"] = None
         state["_last_action"] = self._last_action
         state["_valid_actions"] = list(pddl.all_applicable_actions())
-        names = {k: info.name for k, info in self._entity_infos.items()}
-        commands = []
-        for action in state["_valid_actions"]:
-            action.command_template = self._grammar.derive_cached(
-                action.command_template, self._context(action.mapping)
-            )
-            commands.append(action.format_command(names))
-        state["_valid_commands"] = commands
+        state["_valid_commands"] = commands = self._commands(state["_valid_actions"])
         state["admissible_commands"] = sorted(set(commands))
         if self.request_infos.moves:
             state["moves"] = self._moves
         if self.request_infos.policy_commands:
             state["policy_commands"] = pddl.replan(self._entity_infos)
+
+    def _commands(self, actions: list[Any]) -> list[str]:
+        """The command of each action (its template derived in the current state, with entity names).
+
+        Commands whose derivation reads only static predicates are kept per operator until names change.
+        """
+        static, names, commands = self._static_commands, None, []
+        for action in actions:
+            known = static.get(action.id)
+            if known is None:
+                if names is None:
+                    names = {k: info.name for k, info in self._entity_infos.items()}
+                template, fixed = self._grammar.derive_static(action.command_template, self._context(action.mapping))
+                action.command_template = template
+                known = (template, action.format_command(names))
+                if fixed:
+                    static[action.id] = known
+            action.command_template = known[0]
+            commands.append(known[1])
+        return commands
 
     def reset(self) -> GameState:
         self._pddl_state = self._new_state()

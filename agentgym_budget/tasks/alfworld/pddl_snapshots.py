@@ -141,6 +141,7 @@ class PddlSnapshots:
         pddl._vars_by_type = defaultdict(set, ((kind, set(names)) for kind, names in snapshot.vars_by_type))
         pddl._var_counts = Counter(snapshot.var_counts)
         pddl._operators = dict(snapshot.operators)
+        pddl.facts_replaced()
         self.state = GameState(snapshot.state)
         self.prev_state = GameState(snapshot.prev_state) if snapshot.prev_state is not None else None
         self._last_action = snapshot.last_action
@@ -217,5 +218,6 @@ class PddlSnapshots:
         twin._entity_infos, twin._infos_shared, self._infos_shared = self._entity_infos, True, True
         twin._grammar = object.__new__(type(self._grammar))  # shares the parsed rules and the caches
         twin._grammar.__dict__.update(self._grammar.__dict__)
+        twin._static_commands = {}
         twin.state, twin.prev_state, twin._last_action, twin._moves = self.state, None, None, 0
         return twin

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["TASK_TYPES", "Fact", "TaskType", "goal_progress", "task_type_names"]
+__all__ = ["TASK_TYPES", "Fact", "TaskType", "goal_progress", "progress_predicates", "task_type_names"]
 
 Fact = tuple[str, tuple[str, ...]]
 """A true fact of the PDDL state: lower-case predicate name and argument names."""
@@ -110,6 +110,20 @@ _STATE_PREDICATE = {"clean": "isclean", "heat": "ishot", "cool": "iscool"}
 def task_type_names() -> tuple[str, ...]:
     """The six task type names, in ALFWorld's order."""
     return tuple(TASK_TYPES)
+
+
+def progress_predicates(task_type: str) -> frozenset[str]:
+    """The predicates :func:`goal_progress` reads for ``task_type``: its value changes only when their facts do.
+
+    Example:
+        >>> sorted(progress_predicates("pick_cool_then_place_in_recep"))
+        ['inreceptacle', 'iscool', 'objecttype', 'receptacletype']
+    """
+    placing = frozenset({"objecttype", "receptacletype", "inreceptacle"})
+    if task_type == "look_at_obj_in_light":
+        return placing | {"istoggled", "atlocation", "receptacleatlocation", "holds"}
+    kind = TASK_TYPES[task_type].state_change
+    return placing | {_STATE_PREDICATE[kind]} if kind else placing
 
 
 def _index(facts: Iterable[Fact]) -> dict[str, list[tuple[str, ...]]]:

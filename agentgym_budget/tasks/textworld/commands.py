@@ -55,6 +55,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -203,6 +204,7 @@ def _names_several_objects(words: list[str], keys: list[str]) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the text; agents repeat their commands
 def check_command(action: str) -> CommandCheck:
     """Screen ``action`` into at most one game action (see the module docstring for the rules).
 

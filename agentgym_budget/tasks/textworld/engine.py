@@ -32,7 +32,8 @@ from typing import Any
 import jericho
 import textworld
 from textworld.envs import JerichoEnv, TWInform7
-from textworld.envs.wrappers.tw_inform7 import Inform7Data, StateTracking
+from textworld.envs.wrappers import tw_inform7
+from textworld.envs.wrappers.tw_inform7 import GameData, Inform7Data, StateTracking
 from textworld.generator.game import Game, GameProgression
 
 from agentgym_budget.errors import DataError, SnapshotMismatchError
@@ -80,6 +81,72 @@ def load_game(z8_path: str) -> Game:
 
 def _parse(json_path: str) -> tuple[Game, int]:
     return Game.load(json_path), 3 * os.path.getsize(json_path) + _GAME_FIXED_BYTES
+
+
+def _detect_extra_infos(text: str, tracked: list[str]) -> tuple[dict[str, str | None], str]:
+    """TextWorld's ``_detect_extra_infos`` by string search: the same matches and the same text.
+
+    TextWorld searches ``<tag>\\n(.*)</tag>`` (greedy, across lines) and removes every match: that is
+    the text from the first ``<tag>\\n`` to the last ``</tag>`` after it, once.
+    """
+    matches: dict[str, str | None] = {}
+    for tag in tracked or tw_inform7.AVAILABLE_INFORM7_EXTRA_INFOS:
+        if tag not in tw_inform7.AVAILABLE_INFORM7_EXTRA_INFOS:
+            raise ValueError(f"TW game doesn't support tag: {tag}")
+        opening, closing = f"<{tag}>\n", f"</{tag}>"
+        start = text.find(opening)
+        end = text.rfind(closing) if start >= 0 else -1
+        if start >= 0 and end >= start + len(opening):
+            matches[tag] = tw_inform7._detect_i7_events_debug_tags(text[start + len(opening) : end])[1].strip()
+            text = text[:start] + text[end + len(closing) :]
+        else:
+            matches[tag] = None
+    return matches, text
+
+
+class _GameData(GameData):
+    """TextWorld's ``GameData`` layer with the game's constant infos gathered once per game, not every step."""
+
+    def _gather_infos(self) -> None:
+        cached = self.__dict__.get("_constant_infos")
+        if cached is None or cached[0] is not self._game:
+            state, self.state = self.state, textworld.GameState()
+            super()._gather_infos()
+            cached = self._constant_infos = (self._game, dict(self.state))
+            self.state = state
+        self.state.update(cached[1])
+
+
+class _Inform7Data(Inform7Data):
+    """TextWorld's ``Inform7Data`` layer reading the extra infos with precompiled patterns."""
+
+    def step(self, command: str) -> tuple[textworld.GameState, Any, bool]:
+        self._prev_state = self.state
+        self.state, _, _ = self._wrapped_env.step(command)
+        extra_infos, self.state["feedback"] = _detect_extra_infos(self.state["feedback"], self._tracked_infos)
+        self.state.update(extra_infos)
+        self._gather_infos()
+        self.state["done"] = self.state["won"] or self.state["lost"]
+        return self.state, self.state["score"], self.state["done"]
+
+
+class _StateTracking(StateTracking):
+    """TextWorld's ``StateTracking`` layer deciding once whether it tracks (its infos are fixed at creation)."""
+
+    @property
+    def tracking(self) -> bool:
+        tracking = self.__dict__.get("_tracking")
+        if tracking is None:
+            tracking = self._tracking = bool(StateTracking.tracking.fget(self))
+        return tracking
+
+
+class _TWInform7(TWInform7):
+    """TextWorld's ``TWInform7`` stack (same layers, same states) with the per-step constant work done once."""
+
+    def _wrap(self, env: textworld.Environment) -> None:
+        textworld.core.Wrapper._wrap(self, env)
+        self._wrapped_env = _StateTracking(_Inform7Data(_GameData(self._wrapped_env)))
 
 
 def _copy_progression(progression: GameProgression | None) -> GameProgression | None:
@@ -230,7 +297,7 @@ class TextWorldEngine:
         interpreter = JerichoEnv(self.request_infos)
         interpreter._game = load_game(z8_path)
         interpreter._jericho = lease
-        env = TWInform7(interpreter)
+        env = _TWInform7(interpreter)
         env.load(z8_path)
         self._env, self.game_path = env, z8_path
 

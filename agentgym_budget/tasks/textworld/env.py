@@ -33,7 +33,6 @@ follows the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -43,11 +42,17 @@ from gymnasium.utils import EzPickle
 
 from agentgym_budget.env import TextEnv, Turn
 from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.safe_json import resolve_user_path
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import UNKNOWN_VERB_FEEDBACK, check_command
 from agentgym_budget.tasks.textworld.engine import TextWorldEngine
+from agentgym_budget.tasks.textworld.turns import (
+    LEAN_INFO_KEYS,
+    TEXTWORLD_INFO_KEYS,
+    TRACKED_INFO_KEYS,
+    make_turn,
+    request_infos,
+)
 
 __all__ = [
     "CoinCollectorEnv",
@@ -59,42 +64,6 @@ __all__ = [
     "TextWorldEnv",
     "TreasureHunterEnv",
 ]
-
-TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
-    **EXPERT_INFO_KEYS,
-    "score": "the game score so far (int)",
-    "max_score": "the highest reachable score (int)",
-    "moves": "game actions the game carried out this episode, never more than the turns (int)",
-    "inventory": "the inventory text",
-    "description": "the current room description",
-    "facts": "the true facts of the game state, human readable and sorted (list[str])",
-}
-
-TRACKED_INFO_KEYS: frozenset[str] = frozenset({"admissible_actions", "expert_action", "expert_plan", "facts", "moves"})
-"""``info`` keys computed from TextWorld's state tracking: in lean mode, requesting one turns the tracking on."""
-
-LEAN_INFO_KEYS: Mapping[str, str] = {
-    **TEXTWORLD_INFO_KEYS,
-    "admissible_actions": "commands the game accepts now, sorted (a standard key, opt-in in lean mode)",
-}
-"""Opt-in ``info`` keys of a lean TextWorld env (``lean=True``)."""
-
-_PROMPT_LINE = re.compile(r"\n>[^\n]*\Z")
-_GAME_OVER_QUESTION = re.compile(r"\s*Would you like to RESTART, RESTORE[^\n]*\Z")
-_TURN_COUNT = re.compile(r"(You scored [^\n]*?), in \d+ turns?\.")
-_BANNER_CHARS = frozenset(" _|\\/$<>")
-
-
-def _clean_feedback(feedback: str, *, turn: int) -> str:
-    """The game's text without interpreter chrome; ``turn`` is the episode's turn count (0 after a reset)."""
-    text = _PROMPT_LINE.sub("", feedback)
-    if turn == 0:
-        lines = text.split("\n")
-        while lines and set(lines[0]) <= _BANNER_CHARS:
-            lines.pop(0)
-        text = "\n".join(lines)
-    text = _GAME_OVER_QUESTION.sub("", text)
-    return _TURN_COUNT.sub(rf"\1, in {turn} turn{'' if turn == 1 else 's'}.", text)
 
 
 class TextWorldEnv(TextEnv):
@@ -127,22 +96,7 @@ class TextWorldEnv(TextEnv):
         admissible = not lean or "admissible_actions" in keys
         self.tracking = admissible or bool(keys & TRACKED_INFO_KEYS)
         self.omitted_info_keys = frozenset() if admissible else frozenset({"admissible_actions"})
-        self._engine = TextWorldEngine(
-            textworld.EnvInfos(
-                admissible_commands=admissible,
-                score=True,
-                max_score=True,
-                won=True,
-                lost=True,
-                objective=True,
-                policy_commands=bool(keys & {"expert_action", "expert_plan"}),
-                moves="moves" in keys,
-                inventory="inventory" in keys,
-                description="description" in keys,
-                facts="facts" in keys,
-                last_action=lean and self.tracking,  # turns the tracking on when only ``moves`` needs it
-            )
-        )
+        self._engine = TextWorldEngine(request_infos(keys, lean=lean, admissible=admissible, tracking=self.tracking))
 
     def _tracking_config(self) -> Mapping[str, Any]:
         """Part of :meth:`_config`: states of an env without state tracking hold no trackers."""
@@ -187,34 +141,7 @@ class TextWorldEnv(TextEnv):
         self._engine.close()
 
     def _turn(self, state: textworld.GameState, reward: int, *, turn: int) -> Turn:
-        score = state.get("score") or 0
-        max_score = state.get("max_score") or 0
-        won = bool(state.get("won"))
-        progress = min(1.0, max(0.0, score / max_score)) if max_score > 0 else float(won)
-        extras: dict[str, Any] = {}
-        keys = self.info_keys
-        if keys & {"expert_action", "expert_plan"}:
-            plan = list(state.get("policy_commands") or [])
-            extras["expert_plan"] = plan
-            extras["expert_action"] = plan[0] if plan else None
-        admissible = tuple(state.get("admissible_commands") or ())
-        if "admissible_actions" in keys:
-            extras["admissible_actions"] = admissible
-        for key in ("score", "max_score", "moves", "inventory", "description"):
-            if key in keys:
-                extras[key] = state.get(key)
-        if "facts" in keys:
-            extras["facts"] = sorted(str(fact) for fact in state.get("facts") or [])
-        return Turn(
-            observation=_clean_feedback(state.feedback or "", turn=turn),
-            reward=float(reward),
-            won=won,
-            lost=bool(state.get("lost")),
-            progress=progress,
-            admissible_actions=admissible,
-            goal=state.get("objective") or "",
-            extras=extras,
-        )
+        return make_turn(state, reward, turn=turn, keys=self.info_keys)
 
 
 class GeneratedGameEnv(TextWorldEnv):
