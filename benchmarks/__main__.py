@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                 failed.append(name)
     if not args.smoke:
         changed = regenerate_readme(results)
-        print(f"[benchmarks] README table {'regenerated' if changed else 'unchanged'}")
+        print(f"[benchmarks] docs/benchmarks.md table {'regenerated' if changed else 'unchanged'}")
     if failed:
         print(f"[benchmarks] failed: {', '.join(failed)}")
     return 1 if failed else 0
