@@ -136,13 +136,13 @@ class GroupVectorEnv(VectorEnv):
     ) -> None:
         self.group_size = _positive(group_size, "group_size")
         self.groups = _positive(groups, "groups")
-        try:
-            self.autoreset_mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            modes = [mode.value for mode in AutoresetMode]
+        modes = {**{mode.name.lower(): mode for mode in AutoresetMode}, **{mode: mode for mode in AutoresetMode}}
+        if autoreset_mode not in modes:
             raise InvalidOptionError(
-                f"GroupVectorEnv: unknown autoreset_mode {autoreset_mode!r}; expected one of {modes}."
-            ) from None
+                f"GroupVectorEnv: unknown autoreset_mode {autoreset_mode!r}; expected an AutoresetMode or one of "
+                f"{[mode.name.lower() for mode in AutoresetMode]}."
+            )
+        self.autoreset_mode = modes[autoreset_mode]
         if isinstance(env, gym.Env):
             stacks = [env, *(clone(env) for _ in range(self.groups - 1))]
         elif callable(env):
