@@ -6,7 +6,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
+from gymnasium.utils.passive_env_checker import data_shares_objects
 from gymnasium.vector import AutoresetMode
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidOptionError
@@ -39,25 +41,25 @@ def _count(monkeypatch: pytest.MonkeyPatch, method: str) -> list[int]:
 
 
 def test_a_group_starts_alike_groups_differ_and_the_api_is_gymnasiums() -> None:
-    envs = GroupVectorEnv(_mixed, group_size=3, groups=3)
+    envs = GroupVectorEnv(_mixed, group_size=2, groups=3)
     try:
-        assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP and envs.num_envs == 9
+        assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP and envs.num_envs == 6
         observations, infos = envs.reset(seed=11)
         assert isinstance(observations, tuple) and envs.observation_space.contains(observations)
-        groups = [observations[g * 3 : g * 3 + 3] for g in range(3)]
+        groups = [observations[g * 2 : g * 2 + 2] for g in range(3)]
         assert all(len(set(group)) == 1 for group in groups)
-        tasks = infos["task_id"].reshape(3, 3)
+        tasks = infos["task_id"].reshape(3, 2)
         assert all(len(set(row)) == 1 for row in tasks) and len({row[0] for row in tasks}) == 3
-        budgets = infos["max_turns"].reshape(3, 3)
+        budgets = infos["max_turns"].reshape(3, 2)
         assert all(len(set(row)) == 1 for row in budgets)  # one BudgetMix draw per group
-        assert infos["group_id"].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2] and infos["_group_id"].all()
-        assert infos["group_member"].tolist() == [0, 1, 2] * 3
+        assert infos["group_id"].tolist() == [0, 0, 1, 1, 2, 2] and infos["_group_id"].all()
+        assert infos["group_member"].tolist() == [0, 1] * 3
         actions = envs.action_space.sample()
         assert envs.action_space.contains(actions)
         observations, rewards, terminated, truncated, infos = envs.step(actions)
         assert envs.observation_space.contains(observations)
         assert rewards.dtype == np.float64 and terminated.dtype == truncated.dtype == np.bool_
-        assert rewards.shape == terminated.shape == truncated.shape == (9,)
+        assert rewards.shape == terminated.shape == truncated.shape == (6,)
         # same seed for the groups: same task everywhere; another seed: other tasks
         _, same = envs.reset(seed=[5, 5, 5])
         assert len(set(same["task_id"])) == 1
@@ -81,6 +83,19 @@ def test_a_seed_gives_the_same_run_autoresets_included() -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_gymnasiums_vector_wrappers_see_each_members_episodes() -> None:
+    envs = RecordEpisodeStatistics(GroupVectorEnv(lambda: _coin(max_turns=2), group_size=2, groups=1))
+    try:
+        envs.reset(seed=4)
+        first = envs.step(("take coin", "look"))
+        assert first[4]["_episode"].tolist() == [True, False] and first[4]["episode"]["r"][0] == 1.0
+        second = envs.step(("look", "look"))  # member 0 autoresets (not an episode), member 1 runs out of turns
+        assert second[4]["_episode"].tolist() == [False, True] and second[4]["episode"]["l"][1] == 2
+        assert not data_shares_objects(first, second)
+    finally:
+        envs.close()
 
 
 def test_members_are_independent_and_play_like_a_fresh_reset() -> None:
@@ -107,13 +122,15 @@ def test_an_ended_member_moves_to_its_groups_next_start_and_the_others_follow(
     resets = _count(monkeypatch, "reset")
     envs = GroupVectorEnv(_coin, group_size=2, groups=1)
     try:
-        envs.reset(seed=4)
+        _, infos = envs.reset(seed=4)
+        first_task = infos["task_id"][0]
         assert len(resets) == 1 and envs.resets == 1
         _, rewards, terminated, _, _ = envs.step(("take coin", "look"))
         assert terminated.tolist() == [True, False] and rewards[0] == 1.0
         observations, rewards, terminated, _, infos = envs.step(("ignored", "look"))  # member 0: next start
         assert len(resets) == 2 and envs.resets == 2 and infos["group_id"].tolist() == [1, 0]
         next_start, next_task = observations[0], infos["task_id"][0]
+        assert next_task != first_task  # the group's env now holds another game
         assert rewards[0] == 0.0 and not terminated[0] and infos["turn"].tolist() == [0, 2]
         # member 1 still plays its first start, as a fresh env would, although the group's env was reset
         observations, rewards, terminated, _, infos = envs.step(("look", "take coin"))
