@@ -27,9 +27,13 @@ independently.
   across the vector env in the order starts are drawn: the G episodes with equal ``group_id`` form
   one GRPO group) and ``group_member`` (the member's index in its group). A trainer that plays
   synchronous batches (step until every sub-env has ended once, then ``reset()``) keeps the
-  episodes of the ``group_id`` set at reset; a member stepped after its end already plays the
-  group's next start (one extra real reset per group at most per end, as in any autoreset
-  vector env).
+  episodes of the ``group_id`` set at reset and ignores what a member plays after its end: that
+  member already plays the group's next start, drawn by one real reset that the next ``reset()``
+  discards (``autoreset_mode="disabled"`` avoids it, but then every member must end before the
+  batch's last step, since an ended member cannot be stepped).
+* Memory: the forks of a start wait until their members reach it, so a member that runs ahead
+  of its group (short episodes) keeps up to ``group_size - 1`` waiting forks per start it is
+  ahead by; each is an env stack sharing the group's loaded engine.
 * Cost: ``resets`` counts the real resets made (one per start per group); each member of a start
   is a fork (about one restore, sharing the loaded engine). With ``StateSnapshot(mode="replay")``
   a fork replays the episode from its seed, so the saving needs native snapshots (every task
