@@ -238,3 +238,19 @@ def test_bad_seeds_and_actions_are_refused() -> None:
             envs.step("look")
     finally:
         envs.close()
+
+
+def test_webshop_groups() -> None:
+    envs = GroupVectorEnv(
+        lambda: TurnBudget(gym.make("agentgym_budget/WebShop-1k-v0"), max_turns=1), group_size=2, groups=2
+    )
+    try:
+        observations, infos = envs.reset(seed=7)
+        assert observations[0] == observations[1] != observations[2] == observations[3]
+        assert infos["task_id"][0] == infos["task_id"][1] != infos["task_id"][2]
+        observations, _, _, truncated, _ = envs.step(("search[red dress]",) * 4)
+        assert observations[0] == observations[1] and truncated.all()
+        _, _, _, _, infos = envs.step(("ignored",) * 4)
+        assert infos["group_id"].tolist() == [2, 2, 3, 3] and envs.resets == 4
+    finally:
+        envs.close()
