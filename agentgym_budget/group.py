@@ -12,6 +12,30 @@ The members are independent: stepping one never changes another or ``env``, whic
 start state (call :func:`group_reset` again, or fork it again, for another group). Close the members
 when done (``group.close()``).
 
+Where groups from one reset are available:
+
+* **Vector env**: :class:`~agentgym_budget.group_vector.GroupVectorEnv` is a Gymnasium vector env of
+  ``groups`` groups of ``group_size`` members; each start of a group (at ``reset`` and at autoreset)
+  is one :func:`group_reset`, and every ``info`` names the start (``group_id``) so a GRPO trainer
+  can collect the G returns of one start.
+* **Ray rollouts**: :mod:`agentgym_budget.integrations.ray_rollouts` already plays G episodes from
+  one state without G resets: reset one stack (``RolloutConfig.make()``), take a
+  ``ForkPoint.take(env, observation, info)`` there (the snapshot, observation and ``info``), and
+  ``play_forks(config, point, [Continuation(...)] * G)`` puts the point in Ray's object store once;
+  each actor restores it (no reset, no replay) and plays one continuation. A ``ForkPoint`` taken
+  right after ``reset`` is a group start; one taken later continues G episodes from mid-episode.
+* **TRL, SkyRL, verl, verifiers**: their APIs give a plug-in one rollout at a time, so no plug-in
+  can share one reset across a group. Each rollout builds or takes its own env and resets it from
+  its dataset row: TRL calls ``reset(**row)`` on one environment instance per concurrent rollout;
+  SkyRL builds one env per trajectory and calls ``init``; verl runs one agent loop per row;
+  verifiers (through OpenEnv) opens one server session per rollout. None of them hands the plug-in
+  the G rollouts of a prompt together before they start. The group is formed by repeating the row
+  (TRL's ``num_generations``, verl's ``rollout.n``, SkyRL's ``n_samples_per_prompt``, verifiers'
+  rollouts per example), and a repeated row carries the same ``task`` and ``seed``, so every
+  member gets the same task, the same first observation and the same BudgetMix draw (drawn
+  reproducibly from the row's seed): the start is the same, but it costs G resets (SkyRL and verl
+  take env stacks from a pool and TRL reuses its instances, so a reset does not rebuild the env).
+
 Example:
     >>> import gymnasium as gym
     >>> import agentgym_budget

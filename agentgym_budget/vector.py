@@ -20,6 +20,9 @@ resets to you (:func:`reset_each`).
 :func:`reset_each` gives each sub-env its own (one masked reset per sub-env, with Gymnasium's
 ``reset_mask``), e.g. a different task and budget per sub-env.
 
+**Groups** (GRPO-style, G members from one reset per start):
+:class:`~agentgym_budget.group_vector.GroupVectorEnv`.
+
 **Shared memory**: ``AsyncVectorEnv`` with ``shared_memory=True`` (the default) and with
 ``shared_memory=False`` return the same strings (see :mod:`agentgym_budget.text_space`).
 
