@@ -183,7 +183,7 @@ def rows_of(result: dict[str, Any], command: str) -> list[list[str]]:
                 f"rollout **{rollout['turns_per_s']:.2f}** turns/s, **{rollout['generated_tokens_per_s']:.1f}** "
                 f"generated tokens/s (env {100 * rollout['env_share']:.1f}% of rollout time; CPU "
                 f"{rollout['process_cpu_s']:.0f} s / wall {rollout['wall_s']:.0f} s); SFT **{sft['tokens_per_s']:.0f}** "
-                f"tokens/s; load {result['load'][0]:.1f} -> {result['load'][1]:.1f}",
+                "tokens/s",
                 "",
                 f"`{command}`",
             ]
