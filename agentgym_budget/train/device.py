@@ -35,15 +35,7 @@ from typing import Any
 from agentgym_budget.errors import InvalidOptionError, MissingDependencyError
 from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 
-__all__ = [
-    "DEVICES",
-    "VLLM_MODES",
-    "DeviceSettings",
-    "check_device",
-    "cuda_available",
-    "grpo_generation_arguments",
-    "trainer_arguments",
-]
+__all__ = ["DeviceSettings", "check_device"]
 
 DEVICES = ("cpu", "cuda", "auto")
 """Values of ``--device``; ``auto`` is ``cuda`` when a CUDA GPU is visible, else ``cpu``."""

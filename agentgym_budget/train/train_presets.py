@@ -27,7 +27,7 @@ from typing import Any
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.train.device import DeviceSettings
 
-__all__ = ["TRAIN_PRESETS", "TrainPreset", "train_preset"]
+__all__ = ["train_preset"]
 
 
 @dataclass(frozen=True)
