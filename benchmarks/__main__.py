@@ -47,6 +47,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "llm_concurrency": ([], ["--smoke"]),
     "openenv_latency": ([], ["--smoke"]),
     "trl_rollout": ([], ["--smoke"]),
+    "train_speed": ([], ["--smoke"]),
     "hf_agent_batching": (["--rounds", "5"], ["--smoke"]),
     "webshop_title_nouns": (None, ["--smoke"]),  # full run needs a spaCy pipeline: --model DIR
     "study": (None, ["--smoke"]),  # full run is the hour-long study: python benchmarks/study.py

@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=positive_int, default=None, help="GRPO steps (default 60; with sft: SFT steps)")
     parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
     parser.add_argument(
-        "--train-tasks", type=positive_int, default=100, help="tasks of the train split used (default 100)"
+        "--train-tasks", type=positive_int, default=None, help="tasks of the train split used (default 100)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
@@ -89,6 +89,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="",
         metavar="NAME,...",
         help="also log to these transformers loggers, e.g. tensorboard (events in OUT/sft/checkpoints/runs, OUT/rl/checkpoints/runs)",
+    )
+    parser.add_argument(
+        "--device", default=None, help="where training runs: cpu (default), cuda (one GPU) or auto (cuda if visible)"
+    )
+    parser.add_argument("--bf16", action="store_true", help="bf16 mixed precision (needs a CUDA GPU)")
+    parser.add_argument(
+        "--vllm", default=None, metavar="MODE", help="generate GRPO rollouts with vLLM: colocate (same GPU; needs vllm)"
+    )
+    parser.add_argument(
+        "--preset",
+        default=None,
+        metavar="NAME",
+        help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--no-plots", action="store_true", help="no training.png")
@@ -115,6 +128,7 @@ def build_config(args: argparse.Namespace):
     from agentgym_budget.train.recipe import TrainConfig
 
     base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)
+    base = _with_preset(base, args)
     sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
     grpo = replace(base.grpo, credit=args.credit, gamma=args.gamma)
     return replace(
@@ -123,12 +137,55 @@ def build_config(args: argparse.Namespace):
         process_reward=args.process_reward,
         model=args.model,
         init=args.init,
-        train_tasks=args.train_tasks,
+        train_tasks=args.train_tasks or base.train_tasks,
         seed=args.seed,
         report_to=tuple(name.strip() for name in args.report_to.split(",") if name.strip()),
         sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,
         grpo=replace(grpo, steps=args.steps) if args.steps and args.recipe != "sft" else grpo,
     )
+
+
+def _with_preset(base, args: argparse.Namespace):
+    """``base`` with ``--preset``'s settings, then ``--device`` / ``--bf16`` / ``--vllm`` over them.
+
+    Example:
+        >>> parser = argparse.ArgumentParser(); add_arguments(parser)
+        >>> argv = ["--recipe", "fixed", "--budget", "6", "--out", "x", "--preset", "gpu-qwen2.5"]
+        >>> build_config(parser.parse_args(argv))
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: --preset gpu-qwen2.5 trains a model from a local directory: give --model PATH (e.g. a Qwen2.5-0.5B-Instruct download).
+        >>> config = build_config(parser.parse_args([*argv, "--model", "models/qwen", "--steps", "50"]))
+        >>> config.device.device, config.device.bf16, config.device.vllm, config.grpo.steps, config.grpo.learning_rate
+        ('cuda', True, 'colocate', 50, 1e-06)
+    """
+    from dataclasses import replace
+
+    from agentgym_budget.errors import InvalidOptionError
+    from agentgym_budget.train.train_presets import train_preset
+
+    device = base.device
+    if args.preset is not None:
+        preset = train_preset(args.preset)
+        if preset.needs_model and args.model is None:
+            raise InvalidOptionError(
+                f"--preset {args.preset} trains a model from a local directory: give --model PATH "
+                "(e.g. a Qwen2.5-0.5B-Instruct download)."
+            )
+        device = preset.device
+        base = replace(
+            base,
+            train_tasks=preset.train_tasks,
+            sft=replace(base.sft, **preset.sft),
+            grpo=replace(base.grpo, **preset.grpo),
+        )
+    device = replace(
+        device,
+        device=args.device or device.device,
+        bf16=args.bf16 or device.bf16,
+        vllm=args.vllm or device.vllm,
+    )
+    return replace(base, device=device)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -145,6 +202,9 @@ def run(args: argparse.Namespace) -> int:
         else f"budget {config.largest_budget}"
     )
     start = f"RL from {config.init}" if config.init else f"base {config.model or 'built-in tiny model'}"
+    if not config.device.is_default:
+        start += f", device {config.device.device}" + (" bf16" if config.device.bf16 else "")
+        start += f", vLLM {config.device.vllm}" if config.device.vllm else ""
     print(
         f"Training recipe {config.recipe} on {config.session_config().ref.label}: {budgets}, {start}, seed={config.seed}"
     )

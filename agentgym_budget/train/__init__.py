@@ -9,6 +9,8 @@ One module per concept, each importing torch / transformers / TRL only when used
   any local Hugging Face causal LM;
 * :mod:`~agentgym_budget.train.sft`: supervised fine-tuning with TRL's ``SFTTrainer``;
 * :mod:`~agentgym_budget.train.grpo`: multi-turn GRPO with TRL's ``GRPOTrainer(environment_factory=...)``;
+* :mod:`~agentgym_budget.train.device` and :mod:`~agentgym_budget.train.train_presets`: where training runs
+  (CPU by default; one CUDA GPU, bf16, vLLM colocate generation) and the ``gpu-qwen2.5`` preset;
 * :mod:`~agentgym_budget.train.metrics` and :mod:`~agentgym_budget.train.report`: logs, summary, plot;
 * :mod:`~agentgym_budget.train.recipe`: the recipes ``sft``, ``fixed``, ``budgetmix`` and a run's layout;
 * :mod:`~agentgym_budget.train.study`: the three recipes, then their evaluation on held-out tasks.

@@ -36,8 +36,8 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import dataset_rows, grpo_trainer
-from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
 from agentgym_budget.train.credit import check_credit
+from agentgym_budget.train.device import DeviceSettings, grpo_generation_arguments, trainer_arguments
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
 from agentgym_budget.train.quiet import quiet_trainer
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
@@ -167,8 +167,11 @@ def _grpo_arguments(
     seed: int,
     progress: bool,
     report_to: Sequence[str],
+    device: DeviceSettings | None = None,
 ) -> Any:
-    """TRL's ``GRPOConfig`` for ``settings``: room for one more tool call than the largest budget."""
+    """TRL's ``GRPOConfig`` for ``settings``: room for one more tool call than the largest budget; placement and
+    rollout generation (vLLM colocate) from ``device`` (default: the CPU, transformers' generation)."""
+    device = device or DeviceSettings()
     turns = largest_budget(config) + 1  # one more call lets the model learn to stop after the end
     return trl.GRPOConfig(
         output_dir=str(out / "checkpoints"),
@@ -184,7 +187,8 @@ def _grpo_arguments(
         max_completion_length=settings.tokens_per_turn * turns,
         max_tool_calling_iterations=turns,
         logging_steps=1,
-        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
+        **trainer_arguments(device, save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
+        **grpo_generation_arguments(device),
         shuffle_dataset=False,
     )
 
@@ -239,6 +243,7 @@ def run_grpo(
     callbacks: Sequence[Any] = (),
     report_to: Sequence[str] = (),
     budget_stages: Sequence[int] | None = None,
+    device: DeviceSettings | None = None,
 ) -> Any:
     """Train ``model`` with GRPO on ``tasks`` of ``config``; returns TRL's ``TrainOutput``.
 
@@ -246,7 +251,8 @@ def run_grpo(
     term, ``out/reference`` (the starting policy). With
     ``resume`` (the default) a run that finds a checkpoint in ``out`` continues from it; ``callbacks`` are extra
     ``transformers.TrainerCallback`` s. ``budget_stages`` (a curriculum) splits the steps into that many
-    stages of equal length played at those budgets in order (:func:`staged_budgets`).
+    stages of equal length played at those budgets in order (:func:`staged_budgets`). ``device`` places the
+    training and picks the rollout generator (default: the CPU; :mod:`agentgym_budget.train.device`).
 
     Raises:
         InvalidOptionError: No task.
@@ -262,7 +268,7 @@ def run_grpo(
     if budget_stages:
         for row, budget in zip(rows, staged_budgets(budget_stages, settings), strict=True):
             row["max_turns"] = budget
-    args = _grpo_arguments(trl, config, settings, out, seed=seed, progress=progress, report_to=report_to)
+    args = _grpo_arguments(trl, config, settings, out, seed=seed, progress=progress, report_to=report_to, device=device)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     if settings.beta > 0:
         _pin_reference(model, tokenizer, out / "reference")

@@ -52,6 +52,7 @@ from agentgym_budget.errors import DataError, InvalidBudgetError, InvalidOptionE
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.safe_json import read_json_file
 from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, save_model
+from agentgym_budget.train.device import DeviceSettings, check_device
 from agentgym_budget.train.grpo import GRPOSettings, run_grpo
 from agentgym_budget.train.metrics import JsonlLog
 from agentgym_budget.train.sft import SFTSettings, run_sft
@@ -91,6 +92,8 @@ class TrainConfig:
         seed: Seed of everything (data, weights, sampling).
         report_to: Loggers of ``transformers`` that get the logs too (e.g. ``("tensorboard",)``: events in
             ``sft/checkpoints/runs`` and ``rl/checkpoints/runs``), beside ``metrics.jsonl`` and ``training.png``.
+        device: Where training runs (:class:`~agentgym_budget.train.device.DeviceSettings`: CPU by default; CUDA,
+            bf16, vLLM colocate generation). Recorded in ``run.json`` only when not the CPU default.
 
     Raises:
         InvalidOptionError: An unknown recipe, ``budget`` / ``budgets`` missing for their recipe or given
@@ -123,6 +126,7 @@ class TrainConfig:
     grpo: GRPOSettings = field(default_factory=GRPOSettings)
     seed: int = 0
     report_to: tuple[str, ...] = ()
+    device: DeviceSettings = field(default_factory=DeviceSettings)
 
     def __post_init__(self) -> None:
         if self.recipe not in RECIPES:
@@ -196,6 +200,8 @@ class TrainConfig:
         data["env_kwargs"] = dict(self.env_kwargs)
         data["budgets"] = list(self.budgets) if self.budgets else None
         data.pop("report_to")  # where logs also go is not a setting of the run: a resume may change it
+        if self.device.is_default:  # CPU runs keep the run.json they had before devices were options
+            data.pop("device")
         return data
 
     @classmethod
@@ -206,6 +212,7 @@ class TrainConfig:
         values["tiny"] = TinyModelSpec(**values.get("tiny", {}))
         values["sft"] = SFTSettings(**values.get("sft", {}))
         values["grpo"] = GRPOSettings(**values.get("grpo", {}))
+        values["device"] = DeviceSettings(**values.get("device", {}))
         if values.get("budgets") is not None:
             values["budgets"] = tuple(values["budgets"])
         values["report_to"] = tuple(values.get("report_to", ()))
@@ -305,6 +312,7 @@ def _sft_phase(config: TrainConfig, out: Path, progress: bool, plots: bool) -> P
         progress=progress,
         callbacks=_plot_on_save(out, plots),
         report_to=config.report_to,
+        device=config.device,
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final
@@ -329,6 +337,7 @@ def _rl_phase(config: TrainConfig, start: Path, out: Path, progress: bool, plots
         callbacks=_plot_on_save(out, plots),
         budget_stages=config.budget_stages,
         report_to=config.report_to,
+        device=config.device,
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final
@@ -355,11 +364,12 @@ def run_training(config: TrainConfig, out: str | Path, *, progress: bool = True,
 
     Raises:
         RunConfigError: ``out`` holds a run with other settings.
-        InvalidOptionError: ``init`` is not a model directory.
-        MissingDependencyError: The ``trl`` extra is missing.
+        InvalidOptionError: ``init`` is not a model directory, or ``device`` asks for a GPU this machine lacks.
+        MissingDependencyError: The ``trl`` extra is missing, or ``vllm`` for vLLM generation.
     """
     from agentgym_budget.train.report import summarize_training, training_plot
 
+    check_device(config.device)
     out = Path(out)
     _check_run(config, out)
     began = time.perf_counter()

@@ -24,7 +24,7 @@ from typing import Any
 from agentgym_budget.chat.tool import act_tool_schema
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError
-from agentgym_budget.train.cpu_settings import cpu_trainer_arguments
+from agentgym_budget.train.device import DeviceSettings, trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
 from agentgym_budget.train.quiet import quiet_trainer
 
@@ -62,9 +62,17 @@ def last_checkpoint(directory: str | Path) -> Path | None:
 
 
 def _sft_arguments(
-    trl: Any, settings: SFTSettings, out: Path, *, seed: int, progress: bool, report_to: Sequence[str]
+    trl: Any,
+    settings: SFTSettings,
+    out: Path,
+    *,
+    seed: int,
+    progress: bool,
+    report_to: Sequence[str],
+    device: DeviceSettings | None = None,
 ) -> Any:
-    """TRL's ``SFTConfig`` for ``settings``: assistant-only loss, cosine schedule, checkpoints in ``out``."""
+    """TRL's ``SFTConfig`` for ``settings``: assistant-only loss, cosine schedule, checkpoints in ``out``, placed on
+    ``device`` (default: the CPU)."""
     return trl.SFTConfig(
         output_dir=str(out / "checkpoints"),
         max_steps=settings.steps,
@@ -76,7 +84,13 @@ def _sft_arguments(
         assistant_only_loss=True,
         max_length=settings.max_length,
         packing=False,
-        **cpu_trainer_arguments(save_steps=settings.save_steps, seed=seed, progress=progress, report_to=report_to),
+        **trainer_arguments(
+            device or DeviceSettings(),
+            save_steps=settings.save_steps,
+            seed=seed,
+            progress=progress,
+            report_to=report_to,
+        ),
     )
 
 
@@ -92,11 +106,13 @@ def run_sft(
     progress: bool = True,
     callbacks: Sequence[Any] = (),
     report_to: Sequence[str] = (),
+    device: DeviceSettings | None = None,
 ) -> Any:
     """Fine-tune ``model`` on ``conversations``; returns TRL's ``TrainOutput``.
 
     Writes ``out/checkpoints/checkpoint-N`` and appends every log to ``out/metrics.jsonl``.
-    ``callbacks`` are extra ``transformers.TrainerCallback`` s.
+    ``callbacks`` are extra ``transformers.TrainerCallback`` s; ``device`` places the training (default: the
+    CPU, fp32; :mod:`agentgym_budget.train.device`).
 
     Raises:
         DataError: No conversation, or a chat template TRL cannot train assistant-only on.
@@ -111,7 +127,7 @@ def run_sft(
     dataset = datasets.Dataset.from_list(
         [{"messages": json.loads(json.dumps(list(c))), "tools": tools} for c in conversations]
     )
-    args = _sft_arguments(trl, settings, out, seed=seed, progress=progress, report_to=report_to)
+    args = _sft_arguments(trl, settings, out, seed=seed, progress=progress, report_to=report_to, device=device)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     try:
         trainer = trl.SFTTrainer(
