@@ -15,7 +15,7 @@ import pytest
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import InterpreterHaltedError
-from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv
+from agentgym_budget.tasks.textworld.watchdog import BREAK_AFTER, GuardedFrotzEnv
 from tests.hostile_helpers import hostile_story
 
 
@@ -32,6 +32,18 @@ def test_a_story_that_jumps_to_itself_is_stopped_at_the_time_limit(tmp_path):
     with pytest.raises(InterpreterHaltedError, match=r"for over 0.3 s and was stopped"):
         GuardedFrotzEnv(str(path), seed=1, time_limit=0.3)
     assert time.monotonic() - started < 60  # it returned at all: no hang
+
+
+def test_a_loop_inside_one_instruction_is_ended_too(tmp_path):
+    """``@remove_obj`` of an object its parent does not list: frotz's child-list walk never reads the halt flag."""
+    path = hostile_story("unlink", tmp_path)
+    started = time.monotonic()
+    with pytest.raises(InterpreterHaltedError, match=r"for over 0.3 s and was stopped"):
+        GuardedFrotzEnv(str(path), seed=1, time_limit=0.3)
+    assert time.monotonic() - started < 0.3 + 3 * BREAK_AFTER
+    env = gym.make("agentgym_budget/TextWorld-CoinCollector-v0", level=3)
+    assert "halted" not in env.reset(seed=0)[0]  # the process and other games go on
+    env.close()
 
 
 def test_an_illegal_opcode_is_a_typed_error_not_an_observation(tmp_path):

@@ -13,6 +13,16 @@ raises :class:`~agentgym_budget.errors.InterpreterHaltedError`. It raises the sa
 interpreter halted by itself (an illegal opcode, a bad address), and keeps raising it on ``step``
 until the game is restarted: the env never returns a fake observation.
 
+One kind of loop runs inside a single instruction, where the flag is never read: frotz's
+``unlink_object`` (``@remove_obj``, ``@insert_obj``) walks the parent's child list until it meets the
+object, and code that moves an object whose parent does not list it walks that list forever. If a
+call has not returned :data:`BREAK_AFTER` seconds after the flag was set, the watchdog ends that walk:
+the walk reads 16-bit object numbers at 16-bit addresses, so it writes the object being unlinked
+(the instruction's first operand, ``zargs[0]``) into every word of the first 64 KiB of the game's
+memory that such a read can reach; the walk meets it at its next read and the instruction returns,
+after which the interpreter stops on the flag. The game's memory is garbage afterwards, which the
+halt already says: the env refuses to go on until it is reset, and a reset reloads the story.
+
 Cost: a guarded call takes a lock and pushes a deadline on a heap; the watchdog thread is woken only
 when a deadline is earlier than every pending one (and drops the deadlines of finished calls when
 it wakes), so it sleeps while steps run. Measured cost per step: see the README's trust section.
@@ -39,13 +49,40 @@ import time
 from typing import Any
 
 import jericho
+import numpy as np
 
 from agentgym_budget.errors import InterpreterHaltedError
 
-__all__ = ["CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog"]
+__all__ = ["BREAK_AFTER", "CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog"]
 
 CALL_TIME_LIMIT = 10.0
 """Seconds (wall clock) one ``load``/``reset``/``step`` may run; real TextWorld steps take milliseconds."""
+
+BREAK_AFTER = 0.5
+"""Seconds after the halt flag before the watchdog ends a loop inside one instruction (then again every as long)."""
+
+_WALK_BYTES = 0x10001  # a 16-bit address plus the second byte of the word read there
+
+
+def break_object_walk(lib: Any) -> bool:
+    """End an ``unlink_object`` walk running in ``lib``: write its target into every word it may read.
+
+    Returns:
+        Whether the game's memory was large enough (64 KiB) to hold every address the walk reads.
+    """
+    size = ctypes.c_long.in_dll(lib, "story_size").value
+    address = ctypes.c_void_p.in_dll(lib, "zmp").value
+    if not address or size < _WALK_BYTES:
+        return False
+    target = ctypes.c_uint16.in_dll(lib, "zargs").value
+    memory = np.ctypeslib.as_array((ctypes.c_uint8 * _WALK_BYTES).from_address(address))
+    if ctypes.c_uint8.in_dll(lib, "h_version").value <= 3:  # one-byte object numbers
+        memory[:] = target & 0xFF
+        return True
+    parity = ctypes.c_uint16.in_dll(lib, "h_objects").value & 1  # entries are 14 bytes: every read has this parity
+    memory[parity::2] = target >> 8
+    memory[1 - parity :: 2] = target & 0xFF
+    return True
 
 
 class Watchdog:
@@ -54,16 +91,19 @@ class Watchdog:
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._deadlines: list[tuple[float, int]] = []
-        self._active: dict[int, tuple[ctypes.c_int, list[bool]]] = {}
+        self._active: dict[int, tuple[Any, ctypes.c_int, list[bool]]] = {}
         self._tickets = itertools.count()
         self._thread: threading.Thread | None = None
 
-    def arm(self, flag: ctypes.c_int, seconds: float) -> tuple[int, list[bool]]:
-        """Watch a call: ``flag`` is set after ``seconds``; the returned list's item says whether it was."""
+    def arm(self, lib: Any, flag: ctypes.c_int, seconds: float) -> tuple[int, list[bool]]:
+        """Watch a call into ``lib``: ``flag`` is set after ``seconds``; the returned list's item says whether it was.
+
+        If the call still runs :data:`BREAK_AFTER` seconds later, :func:`break_object_walk` ends the loop it is in.
+        """
         fired = [False]
         with self._condition:
             ticket = next(self._tickets)
-            self._active[ticket] = (flag, fired)
+            self._active[ticket] = (lib, flag, fired)
             entry = (time.monotonic() + seconds, ticket)
             heapq.heappush(self._deadlines, entry)
             if self._thread is None:
@@ -92,9 +132,12 @@ class Watchdog:
                     self._condition.wait(remaining)
                     continue
                 heapq.heappop(self._deadlines)
-                flag, fired = self._active.pop(ticket)
+                lib, flag, fired = self._active[ticket]
+                if fired[0]:  # the flag did not stop it: a loop inside one instruction
+                    break_object_walk(lib)
                 fired[0] = True
                 flag.value = 1
+                heapq.heappush(self._deadlines, (time.monotonic() + BREAK_AFTER, ticket))
 
 
 _WATCHDOG = Watchdog()
@@ -136,7 +179,7 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
         flag = self.__dict__.get("_halted_flag")
         if flag is None:
             flag = self._halted_flag = ctypes.c_int.in_dll(self.frotz_lib, "emulator_halted")
-        ticket, fired = _WATCHDOG.arm(flag, self.time_limit)
+        ticket, fired = _WATCHDOG.arm(self.frotz_lib, flag, self.time_limit)
         try:
             result = call(*args)
         finally:
