@@ -29,7 +29,6 @@ from agentgym_budget.wrappers import StateSnapshot
 __all__ = ["ZSTATE_EDITS", "forge", "hostile_story", "main"]
 
 
-
 def _storew(table: int, index: int, value: int) -> bytes:
     """``@storew table index value`` (VAR form; operand types large, small, small)."""
     return bytes([0xE1, 0x17, table >> 8, table & 0xFF, index, value])
