@@ -38,7 +38,15 @@ import numpy as np
 
 from agentgym_budget.errors import DataError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "check_depth", "loads_bounded", "read_json_file", "resolve_user_path"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "check_depth",
+    "loads_bounded",
+    "read_json_file",
+    "read_regular_file",
+    "resolve_user_path",
+]
 
 MAX_BYTES = 256 * 2**20
 """Default size cap of a JSON file (256 MiB); loaders of bigger data (WebShop's catalogue) raise it."""
@@ -93,6 +101,15 @@ def resolve_user_path(path: str | os.PathLike[str], *, what: str) -> Path:
     except OSError as err:
         reason = "a symlink loop" if err.errno == errno.ELOOP else err.strerror or type(err).__name__
         raise DataError(f"{what}: cannot resolve {path} ({reason}).") from err
+
+
+def read_regular_file(path: str | os.PathLike[str], *, what: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``max_bytes`` bytes (never blocks on a FIFO).
+
+    Raises:
+        DataError: The file is missing, a symlink loop, not a regular file or too big (the message names it).
+    """
+    return _read_regular(Path(path), what, max_bytes)
 
 
 def _read_regular(path: Path, what: str, max_bytes: int) -> bytes:
