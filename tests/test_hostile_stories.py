@@ -81,5 +81,5 @@ def test_fuzzed_stories_play_or_raise_typed_errors(tmp_path):
     )
     assert result.returncode == 0, f"child exited with {result.returncode}: {result.stderr[-3000:]}"
     counts = json.loads(result.stdout.strip().splitlines()[-1])
-    assert counts["played"] + counts["halted"] + counts["refused"] == 40
+    assert counts["played"] + counts["halted"] + counts["refused"] == counts["cases"] >= 40
     assert counts["halted"] > 0  # the mutations reached code the interpreter runs
