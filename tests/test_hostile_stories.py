@@ -46,6 +46,30 @@ def test_a_loop_inside_one_instruction_is_ended_too(tmp_path):
     env.close()
 
 
+@pytest.mark.parametrize("kind", ["div0", "mod0"])
+def test_a_division_by_zero_is_a_halt_not_a_crash(tmp_path, kind):
+    """In a child process: frotz itself would end it with SIGFPE."""
+    code = (
+        "import warnings; warnings.simplefilter('ignore')\n"
+        "from pathlib import Path\n"
+        "from agentgym_budget.errors import InterpreterHaltedError\n"
+        "from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv\n"
+        "from tests.hostile_helpers import hostile_story\n"
+        f"path = hostile_story({kind!r}, Path({str(tmp_path)!r}))\n"
+        "try:\n    GuardedFrotzEnv(str(path), seed=1)\n"
+        "except InterpreterHaltedError as err:\n    print('halted:', err)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, f"exit {result.returncode}: {result.stderr[-2000:]}"
+    assert "halted: " in result.stdout and "division by zero" in result.stdout, result.stdout
+
+
 def test_an_illegal_opcode_is_a_typed_error_not_an_observation(tmp_path):
     path = hostile_story("illegal", tmp_path)
     with pytest.raises(InterpreterHaltedError, match="runtime error"):

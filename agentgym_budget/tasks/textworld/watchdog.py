@@ -23,6 +23,11 @@ memory that such a read can reach; the walk meets it at its next read and the in
 after which the interpreter stops on the flag. The game's memory is garbage afterwards, which the
 halt already says: the env refuses to go on until it is reset, and a reset reloads the story.
 
+Division by zero is the last way a story ends the process: frotz's ``@div`` and ``@mod`` report it
+as a runtime error and then divide anyway (``SIGFPE``). :func:`guard_division` replaces those two
+entries of the interpreter's opcode table (``var_opcodes``, which also serves the 2OP forms) with
+ones that halt the interpreter instead; every other quotient is the same (truncated, 16-bit).
+
 Cost: a guarded call takes a lock and pushes a deadline on a heap; the watchdog thread is woken only
 when a deadline is earlier than every pending one (and drops the deadlines of finished calls when
 it wakes), so it sleeps while steps run. Measured cost per step: see the README's trust section.
@@ -53,7 +58,7 @@ import numpy as np
 
 from agentgym_budget.errors import InterpreterHaltedError
 
-__all__ = ["BREAK_AFTER", "CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog"]
+__all__ = ["BREAK_AFTER", "CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog", "break_object_walk", "guard_division"]
 
 CALL_TIME_LIMIT = 10.0
 """Seconds (wall clock) one ``load``/``reset``/``step`` may run; real TextWorld steps take milliseconds."""
@@ -83,6 +88,45 @@ def break_object_walk(lib: Any) -> bool:
     memory[parity::2] = target >> 8
     memory[1 - parity :: 2] = target & 0xFF
     return True
+
+
+_OPCODE = ctypes.CFUNCTYPE(None)
+_DIV, _MOD = 0x17, 0x18  # 2OP opcode numbers (Z-machine Standard 1.1, section 14)
+
+
+def _division(lib: Any, modulo: bool) -> Any:
+    """An ``@div`` (or ``@mod``) for ``lib`` that halts the interpreter on a zero divisor."""
+    zargs = (ctypes.c_uint16 * 2).in_dll(lib, "zargs")
+    halted = ctypes.c_int.in_dll(lib, "emulator_halted")
+    store = lib.store
+    store.argtypes, store.restype = [ctypes.c_uint16], None
+
+    def opcode() -> None:
+        a, b = ctypes.c_int16(zargs[0]).value, ctypes.c_int16(zargs[1]).value
+        if b == 0:
+            halted.value = 1
+            store(0)
+            return
+        quotient = abs(a) // abs(b) * (-1 if (a < 0) != (b < 0) else 1)  # C truncates toward zero
+        store((a - b * quotient if modulo else quotient) & 0xFFFF)
+
+    return _OPCODE(opcode)
+
+
+def guard_division(lib: Any) -> list[Any]:
+    """Make ``@div`` and ``@mod`` in ``lib`` halt on a zero divisor instead of raising ``SIGFPE``.
+
+    Returns:
+        The installed callbacks (keep them alive as long as ``lib``); empty if ``lib``'s opcode table is not
+        the expected one (another build of jericho), which is then left alone.
+    """
+    table = (ctypes.c_void_p * 0x40).in_dll(lib, "var_opcodes")
+    originals = {_DIV: lib.z_div, _MOD: lib.z_mod}
+    if any(table[number] != ctypes.cast(function, ctypes.c_void_p).value for number, function in originals.items()):
+        return []
+    callbacks = [_division(lib, modulo=False), _division(lib, modulo=True)]
+    table[_DIV], table[_MOD] = (ctypes.cast(callback, ctypes.c_void_p).value for callback in callbacks)
+    return callbacks
 
 
 class Watchdog:
@@ -161,7 +205,9 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
         super().__init__(story_file, seed)
 
     def load(self, story_file: str, seed: int | None = None) -> None:
-        """``FrotzEnv.load`` (which starts the game), time-limited."""
+        """``FrotzEnv.load`` (which starts the game), time-limited, with division by zero a halt."""
+        if "_division_guards" not in self.__dict__:
+            self._division_guards = guard_division(self.frotz_lib)
         self._guarded("starting the story", super().load, story_file, seed)
 
     def reset(self) -> tuple[str, dict[str, Any]]:
@@ -190,7 +236,7 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
                 f"The z-machine ran {what} for over {self.time_limit:g} s and was stopped (the story {story} "
                 "loops without asking for input)."
                 if fired[0]
-                else f"The z-machine halted on a runtime error (an illegal opcode or address) in the story {story} "
+                else f"The z-machine halted on a runtime error (an illegal opcode, a bad address, a division by zero) in the story {story} "
                 f"while running {what}."
             )
             raise InterpreterHaltedError(self.halted_reason)
