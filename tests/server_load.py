@@ -3,8 +3,9 @@
 ``python -m tests.server_load [REQUESTS] [MAX_SESSIONS]`` starts ``serve TextWorld-CoinCollector-v0
 --max-sessions MAX_SESSIONS`` in a child process, sends REQUESTS concurrent ``POST /reset``, then a
 ``POST /step`` with no session and an oversized body, and counts the z-machine interpreters alive in
-the server afterwards (jericho maps one private copy of ``libfrotz.so`` per interpreter). It prints
-one JSON line: ``{"statuses", "interpreters", "step_without_session", "oversized", "seconds"}``.
+the server during the load (sampled every 20 ms) and afterwards (jericho maps one private copy of
+``libfrotz.so`` per interpreter). It prints one JSON line: ``{"statuses", "refusals_are_json",
+"interpreters", "peak_interpreters", "step_without_session", "oversized", "seconds"}``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -62,10 +64,19 @@ def load(requests: int = 32, max_sessions: int = 2) -> dict[str, Any]:
     """Run the load described in the module docstring and return its figures."""
     process, url = start_server(max_sessions)
     try:
-        started = time.monotonic()
+        started, peak, done = time.monotonic(), [0], threading.Event()
+
+        def sample() -> None:  # the most interpreters alive at once while the requests run
+            while not done.wait(0.02):
+                peak[0] = max(peak[0], interpreters(process.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         with ThreadPoolExecutor(requests) as pool:
             answers = list(pool.map(lambda i: post(url + "/reset", json.dumps({"seed": i}).encode()), range(requests)))
         seconds = time.monotonic() - started
+        done.set()
+        sampler.join()
         statuses = collections.Counter(status for status, _, _ in answers)
         refused_json = all(isinstance(body, dict) for status, _, body in answers if status != 200)
         time.sleep(1.0)
@@ -76,6 +87,7 @@ def load(requests: int = 32, max_sessions: int = 2) -> dict[str, Any]:
             "statuses": {str(k): v for k, v in sorted(statuses.items())},
             "refusals_are_json": refused_json,
             "interpreters": alive,
+            "peak_interpreters": peak[0],
             "step_without_session": {"status": step[0], "content_type": step[1], "body": step[2]},
             "oversized": {"status": oversized[0], "body": oversized[2]},
             "seconds": round(seconds, 2),
