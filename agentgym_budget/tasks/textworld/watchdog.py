@@ -21,7 +21,9 @@ the walk reads 16-bit object numbers at 16-bit addresses, so it writes the objec
 (the instruction's first operand, ``zargs[0]``) into every word of the first 64 KiB of the game's
 memory that such a read can reach; the walk meets it at its next read and the instruction returns,
 after which the interpreter stops on the flag. The game's memory is garbage afterwards, which the
-halt already says: the env refuses to go on until it is reset, and a reset reloads the story.
+halt already says: the env refuses to go on until it is reset, and a reset reloads the story. A story
+smaller than 64 KiB (TextWorld's are larger) can make the walk read past its memory, where nothing is
+written: such a loop may go on.
 
 Division by zero is the last way a story ends the process: frotz's ``@div`` and ``@mod`` report it
 as a runtime error and then divide anyway (``SIGFPE``). :func:`guard_division` replaces those two
@@ -73,21 +75,22 @@ def break_object_walk(lib: Any) -> bool:
     """End an ``unlink_object`` walk running in ``lib``: write its target into every word it may read.
 
     Returns:
-        Whether the game's memory was large enough (64 KiB) to hold every address the walk reads.
+        Whether the game's memory holds every address the walk reads (64 KiB; a smaller story's walk can
+        also read past its memory, where nothing is written, so a loop there may go on).
     """
-    size = ctypes.c_long.in_dll(lib, "story_size").value
+    size = min(ctypes.c_long.in_dll(lib, "story_size").value, _WALK_BYTES)
     address = ctypes.c_void_p.in_dll(lib, "zmp").value
-    if not address or size < _WALK_BYTES:
+    if not address or size < 2:
         return False
     target = ctypes.c_uint16.in_dll(lib, "zargs").value
-    memory = np.ctypeslib.as_array((ctypes.c_uint8 * _WALK_BYTES).from_address(address))
+    memory = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
     if ctypes.c_uint8.in_dll(lib, "h_version").value <= 3:  # one-byte object numbers
         memory[:] = target & 0xFF
-        return True
-    parity = ctypes.c_uint16.in_dll(lib, "h_objects").value & 1  # entries are 14 bytes: every read has this parity
-    memory[parity::2] = target >> 8
-    memory[1 - parity :: 2] = target & 0xFF
-    return True
+    else:
+        parity = ctypes.c_uint16.in_dll(lib, "h_objects").value & 1  # 14-byte entries: every read has this parity
+        memory[parity::2] = target >> 8
+        memory[1 - parity :: 2] = target & 0xFF
+    return size == _WALK_BYTES
 
 
 _OPCODE = ctypes.CFUNCTYPE(None)
