@@ -26,9 +26,9 @@ smaller than 64 KiB (TextWorld's are larger) can make the walk read past its mem
 written: such a loop may go on.
 
 Division by zero is the last way a story ends the process: frotz's ``@div`` and ``@mod`` report it
-as a runtime error and then divide anyway (``SIGFPE``). :func:`guard_division` replaces those two
-entries of the interpreter's opcode table (``var_opcodes``, which also serves the 2OP forms) with
-ones that halt the interpreter instead; every other quotient is the same (truncated, 16-bit).
+as a runtime error and then divide anyway (``SIGFPE``). :func:`guard_division` hooks that report
+(the library's jump slot for ``runtime_error``) so that a zero divisor becomes 1 and the interpreter
+halts after the instruction; instructions that do not fail run exactly as before, at the same cost.
 
 Cost: a guarded call takes a lock and pushes a deadline on a heap; the watchdog thread is woken only
 when a deadline is earlier than every pending one (and drops the deadlines of finished calls when
@@ -49,10 +49,13 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import functools
 import heapq
 import itertools
+import struct
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import jericho
@@ -93,43 +96,77 @@ def break_object_walk(lib: Any) -> bool:
     return size == _WALK_BYTES
 
 
-_OPCODE = ctypes.CFUNCTYPE(None)
-_DIV, _MOD = 0x17, 0x18  # 2OP opcode numbers (Z-machine Standard 1.1, section 14)
+_RUNTIME_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_int)
+_ERR_DIV_ZERO = 3  # frotz's error number for @div and @mod by zero
 
 
-def _division(lib: Any, modulo: bool) -> Any:
-    """An ``@div`` (or ``@mod``) for ``lib`` that halts the interpreter on a zero divisor."""
-    zargs = (ctypes.c_uint16 * 2).in_dll(lib, "zargs")
-    halted = ctypes.c_int.in_dll(lib, "emulator_halted")
-    store = lib.store
-    store.argtypes, store.restype = [ctypes.c_uint16], None
+@functools.cache
+def _jump_slot(library: str, symbol: str) -> tuple[int, dict[str, int]]:
+    """The offset of ``symbol``'s PLT jump slot in the ELF shared library ``library``, and its symbols' offsets.
 
-    def opcode() -> None:
-        a, b = ctypes.c_int16(zargs[0]).value, ctypes.c_int16(zargs[1]).value
-        if b == 0:
-            halted.value = 1
-            store(0)
-            return
-        quotient = abs(a) // abs(b) * (-1 if (a < 0) != (b < 0) else 1)  # C truncates toward zero
-        store((a - b * quotient if modulo else quotient) & 0xFFFF)
+    Raises:
+        ValueError: The file is not a 64-bit little-endian ELF file with that jump slot.
+    """
+    data = Path(library).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError(f"{library} is not a 64-bit little-endian ELF file")
+    shoff, shentsize, shnum = struct.unpack_from("<Q", data, 0x28)[0], *struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    dynsym = next(section for section in sections if section[1] == 11)  # SHT_DYNSYM
+    strings = sections[dynsym[6]]  # its string table (sh_link)
 
-    return _OPCODE(opcode)
+    def name(offset: int) -> str:
+        at = strings[4] + offset
+        return data[at : data.index(b"\0", at)].decode()
+
+    symbols = [struct.unpack_from("<IBBHQQ", data, dynsym[4] + i * 24) for i in range(dynsym[5] // 24)]
+    values = {name(entry[0]): entry[4] for entry in symbols if entry[4]}
+    for section in sections:
+        if section[1] != 4:  # SHT_RELA
+            continue
+        for i in range(section[5] // 24):
+            offset, info, _ = struct.unpack_from("<QQq", data, section[4] + i * 24)
+            if info & 0xFFFFFFFF == 7 and name(symbols[info >> 32][0]) == symbol:  # R_X86_64_JUMP_SLOT
+                return offset, values
+    raise ValueError(f"{library} has no jump slot for {symbol}")
 
 
-def guard_division(lib: Any) -> list[Any]:
-    """Make ``@div`` and ``@mod`` in ``lib`` halt on a zero divisor instead of raising ``SIGFPE``.
+def guard_division(lib: Any) -> Any:
+    """Make ``@div`` and ``@mod`` by zero in ``lib`` halt the interpreter instead of raising ``SIGFPE``.
+
+    frotz's ``z_div`` reports a zero divisor through ``runtime_error`` (called through the library's PLT),
+    then reads the divisor again and divides. The library's jump slot for ``runtime_error`` is pointed at
+    a function that, for that error only, sets the divisor to 1 and the halt flag, then calls the real
+    ``runtime_error``: ordinary instructions cost nothing more.
 
     Returns:
-        The installed callbacks (keep them alive as long as ``lib``); empty if ``lib``'s opcode table is not
-        the expected one (another build of jericho), which is then left alone.
+        The installed callback (keep it alive as long as ``lib``), or ``None`` if ``lib`` is not the
+        jericho build this expects (an unexpected layout is left alone).
     """
-    table = (ctypes.c_void_p * 0x40).in_dll(lib, "var_opcodes")
-    originals = {_DIV: lib.z_div, _MOD: lib.z_mod}
-    if any(table[number] != ctypes.cast(function, ctypes.c_void_p).value for number, function in originals.items()):
-        return []
-    callbacks = [_division(lib, modulo=False), _division(lib, modulo=True)]
-    table[_DIV], table[_MOD] = (ctypes.cast(callback, ctypes.c_void_p).value for callback in callbacks)
-    return callbacks
+    try:
+        slot, values = _jump_slot(str(Path(jericho.__file__).with_name("libfrotz.so")), "runtime_error")
+    except (OSError, ValueError, IndexError, struct.error):
+        return None
+    real = ctypes.cast(lib.runtime_error, ctypes.c_void_p).value or 0
+    base = real - values.get("runtime_error", -1)
+    if any(base + values.get(name, -1) != ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _CHECKED):
+        return None
+    zargs = (ctypes.c_uint16 * 2).in_dll(lib, "zargs")
+    halted = ctypes.c_int.in_dll(lib, "emulator_halted")
+    report = _RUNTIME_ERROR(real)
+
+    def runtime_error(number: int) -> None:
+        if number == _ERR_DIV_ZERO:
+            zargs[1] = 1
+            halted.value = 1
+        report(number)
+
+    callback = _RUNTIME_ERROR(runtime_error)
+    ctypes.c_void_p.from_address(base + slot).value = ctypes.cast(callback, ctypes.c_void_p).value
+    return callback
+
+
+_CHECKED = ("z_div", "z_mod", "store", "object_address")  # symbols that must sit where the file says
 
 
 class Watchdog:
