@@ -98,6 +98,7 @@ def break_object_walk(lib: Any) -> bool:
 
 _RUNTIME_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_int)
 _ERR_DIV_ZERO = 3  # frotz's error number for @div and @mod by zero
+_CHECKED = ("z_div", "z_mod", "store", "object_address")  # symbols that must sit where the file says
 
 
 @functools.cache
@@ -105,11 +106,11 @@ def _jump_slot(library: str, symbol: str) -> tuple[int, dict[str, int]]:
     """The offset of ``symbol``'s PLT jump slot in the ELF shared library ``library``, and its symbols' offsets.
 
     Raises:
-        ValueError: The file is not a 64-bit little-endian ELF file with that jump slot.
+        ValueError: The file is not an x86-64 ELF file with that jump slot.
     """
     data = Path(library).read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ValueError(f"{library} is not a 64-bit little-endian ELF file")
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1 or struct.unpack_from("<H", data, 18)[0] != 62:
+        raise ValueError(f"{library} is not an x86-64 ELF file")
     shoff, shentsize, shnum = struct.unpack_from("<Q", data, 0x28)[0], *struct.unpack_from("<HH", data, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
     dynsym = next(section for section in sections if section[1] == 11)  # SHT_DYNSYM
@@ -164,9 +165,6 @@ def guard_division(lib: Any) -> Any:
     callback = _RUNTIME_ERROR(runtime_error)
     ctypes.c_void_p.from_address(base + slot).value = ctypes.cast(callback, ctypes.c_void_p).value
     return callback
-
-
-_CHECKED = ("z_div", "z_mod", "store", "object_address")  # symbols that must sit where the file says
 
 
 class Watchdog:
