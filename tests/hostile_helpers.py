@@ -50,11 +50,10 @@ def _unlink_loop(story: bytes) -> bytes:
 _STORY_PATCHES: dict[str, Callable[[bytes], bytes]] = {
     "loop": lambda story: bytes([0x8C, 0xFF, 0xFF]),  # jump -1: the instruction jumps to itself
     "illegal": lambda story: bytes([0x00, 0x01, 0x01]),  # 2OP opcode 0: illegal
-    "unlink": _unlink_loop,
+    "unlink": _unlink_loop,  # a loop inside one instruction, where the halt flag is not read
     "div0": lambda story: bytes([0x17, 0x07, 0x00, 0x00]),  # @div 7 0 -> sp: frotz divides anyway (SIGFPE)
-    "mod0": lambda story: bytes(
-        [0x18, 0x07, 0x00, 0x00]
-    ),  # @mod 7 0 -> sp  # a loop inside one instruction, where the halt flag is not read
+    "mod0": lambda story: bytes([0x18, 0x07, 0x00, 0x00]),  # @mod 7 0 -> sp
+    "window": lambda story: bytes([0xEB, 0x3F, 0x0B, 0x25]),  # @set_window 2853: frotz writes past its table
 }
 
 

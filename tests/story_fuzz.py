@@ -30,6 +30,10 @@ __all__ = ["main", "run"]
 
 _UNLINK_LOOP = [(93488, 53), (1, 153), (5419, 39), (7390628, 200)]
 """A case found by this fuzz: starting the story loops in frotz's ``unlink_object`` (the watchdog ends it)."""
+_DIVISION_BY_ZERO = [(18830982, 215), (36058, 55), (6289827, 155), (7429, 177), (62775871, 170), (99, 132), (385, 137)]
+_DIVISION_BY_ZERO.append((1684373619, 207))  # found by this fuzz: @div by zero (SIGFPE before the guard)
+_ILLEGAL_WINDOW = [(0, 16), (3324, 254), (1073741823, 30), (138, 235), (1279237, 55), (738, 251), (37, 45), (4991, 108)]
+"""Found by this fuzz: ``@set_window`` with an illegal window (SIGSEGV before the guard)."""
 
 
 def _mutated(data: bytes, edits: list[tuple[int, int]]) -> bytes:
@@ -54,6 +58,8 @@ def run(cases: int, folder: Path) -> dict[str, Any]:
     )
     @given(st.lists(edit, min_size=1, max_size=8))
     @example(_UNLINK_LOOP)
+    @example(_DIVISION_BY_ZERO)
+    @example(_ILLEGAL_WINDOW)
     def case(edits: list[tuple[int, int]]) -> None:
         if trace:
             print(f"case {edits}", file=sys.stderr, flush=True)

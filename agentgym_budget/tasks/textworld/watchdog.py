@@ -25,10 +25,11 @@ halt already says: the env refuses to go on until it is reset, and a reset reloa
 smaller than 64 KiB (TextWorld's are larger) can make the walk read past its memory, where nothing is
 written: such a loop may go on.
 
-Division by zero is the last way a story ends the process: frotz's ``@div`` and ``@mod`` report it
-as a runtime error and then divide anyway (``SIGFPE``). :func:`guard_division` hooks that report
-(the library's jump slot for ``runtime_error``) so that a zero divisor becomes 1 and the interpreter
-halts after the instruction; instructions that do not fail run exactly as before, at the same cost.
+Some runtime errors frotz reports and then carries on from, ending the process: ``@div`` and ``@mod``
+by zero divide anyway (``SIGFPE``), ``@set_window`` with an illegal window writes past the window
+table (``SIGSEGV``). :func:`guard_runtime_errors` hooks that report (the library's jump slot for
+``runtime_error``) so that the offending operand becomes harmless and the interpreter halts after the
+instruction; instructions that do not fail run exactly as before, at the same cost.
 
 Cost: a guarded call takes a lock and pushes a deadline on a heap; the watchdog thread is woken only
 when a deadline is earlier than every pending one (and drops the deadlines of finished calls when
@@ -63,7 +64,7 @@ import numpy as np
 
 from agentgym_budget.errors import InterpreterHaltedError
 
-__all__ = ["BREAK_AFTER", "CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog", "break_object_walk", "guard_division"]
+__all__ = ["BREAK_AFTER", "CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog", "break_object_walk", "guard_runtime_errors"]
 
 CALL_TIME_LIMIT = 10.0
 """Seconds (wall clock) one ``load``/``reset``/``step`` may run; real TextWorld steps take milliseconds."""
@@ -97,7 +98,11 @@ def break_object_walk(lib: Any) -> bool:
 
 
 _RUNTIME_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_int)
-_ERR_DIV_ZERO = 3  # frotz's error number for @div and @mod by zero
+_REPAIRS = {  # frotz error number -> (operand, value) set before the instruction goes on
+    3: ((1, 1),),  # division by zero: the divisor becomes 1
+    16: ((0, 0), (2, 0)),  # illegal window (@set_window 2853 writes past the window table): window 0
+    17: ((1, 0),),  # illegal window property: property 0
+}
 _CHECKED = ("z_div", "z_mod", "store", "object_address")  # symbols that must sit where the file says
 
 
@@ -132,13 +137,15 @@ def _jump_slot(library: str, symbol: str) -> tuple[int, dict[str, int]]:
     raise ValueError(f"{library} has no jump slot for {symbol}")
 
 
-def guard_division(lib: Any) -> Any:
-    """Make ``@div`` and ``@mod`` by zero in ``lib`` halt the interpreter instead of raising ``SIGFPE``.
+def guard_runtime_errors(lib: Any) -> Any:
+    """Make runtime errors that frotz reports and then carries on from halt the interpreter instead of crashing it.
 
     frotz's ``z_div`` reports a zero divisor through ``runtime_error`` (called through the library's PLT),
-    then reads the divisor again and divides. The library's jump slot for ``runtime_error`` is pointed at
-    a function that, for that error only, sets the divisor to 1 and the halt flag, then calls the real
-    ``runtime_error``: ordinary instructions cost nothing more.
+    then reads the divisor again and divides (``SIGFPE``); ``@set_window`` with an illegal window reports
+    it, then writes past the window table (``SIGSEGV``). The library's jump slot for ``runtime_error`` is
+    pointed at a function that, for those errors (:data:`_REPAIRS`), sets the offending operand to a
+    harmless value and the halt flag, then calls the real ``runtime_error``: the instruction ends
+    without harm, the interpreter stops after it, and ordinary instructions cost nothing more.
 
     Returns:
         The installed callback (keep it alive as long as ``lib``), or ``None`` if ``lib`` is not the
@@ -152,13 +159,13 @@ def guard_division(lib: Any) -> Any:
     base = real - values.get("runtime_error", -1)
     if any(base + values.get(name, -1) != ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _CHECKED):
         return None
-    zargs = (ctypes.c_uint16 * 2).in_dll(lib, "zargs")
+    zargs = (ctypes.c_uint16 * 8).in_dll(lib, "zargs")
     halted = ctypes.c_int.in_dll(lib, "emulator_halted")
     report = _RUNTIME_ERROR(real)
 
     def runtime_error(number: int) -> None:
-        if number == _ERR_DIV_ZERO:
-            zargs[1] = 1
+        for operand, value in _REPAIRS.get(number, ()):
+            zargs[operand] = value
             halted.value = 1
         report(number)
 
@@ -243,9 +250,9 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
         super().__init__(story_file, seed)
 
     def load(self, story_file: str, seed: int | None = None) -> None:
-        """``FrotzEnv.load`` (which starts the game), time-limited, with division by zero a halt."""
-        if "_division_guards" not in self.__dict__:
-            self._division_guards = guard_division(self.frotz_lib)
+        """``FrotzEnv.load`` (which starts the game), time-limited, with runtime errors halts (:func:`guard_runtime_errors`)."""
+        if "_error_guards" not in self.__dict__:
+            self._error_guards = guard_runtime_errors(self.frotz_lib)
         self._guarded("starting the story", super().load, story_file, seed)
 
     def reset(self) -> tuple[str, dict[str, Any]]:
