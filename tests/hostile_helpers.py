@@ -54,6 +54,7 @@ _STORY_PATCHES: dict[str, Callable[[bytes], bytes]] = {
     "div0": lambda story: bytes([0x17, 0x07, 0x00, 0x00]),  # @div 7 0 -> sp: frotz divides anyway (SIGFPE)
     "mod0": lambda story: bytes([0x18, 0x07, 0x00, 0x00]),  # @mod 7 0 -> sp
     "window": lambda story: bytes([0xEB, 0x3F, 0x0B, 0x25]),  # @set_window 2853: frotz writes past its table
+    "call": lambda story: bytes([0xE0, 0x3F, 0xFF, 0xFF, 0x00]),  # @call_vs 0xFFFF: a routine past the story's end
 }
 
 

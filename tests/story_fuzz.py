@@ -6,7 +6,9 @@ as the env does (:func:`check_story_file`) and plays a few commands in a time-li
 (:class:`GuardedFrotzEnv`, 2 s per call). A case may play, or raise ``DataError`` or
 ``InterpreterHaltedError``; any other exception fails, and a crash kills only this child. It prints
 ``{"cases", "played", "halted", "refused"}``; ``SNAPSHOT_FUZZ_TRACE=1`` prints each case first. Known
-cases found earlier are always tried too (hypothesis ``@example``), before the generated ones.
+cases found earlier are always tried too (hypothesis ``@example``), before the generated ones. Known open: a
+mutation that calls a routine past the story's end still crashes the child (SIGSEGV in frotz's ``call``;
+in a 3,000-case run the first such case came at case 397).
 """
 
 from __future__ import annotations
