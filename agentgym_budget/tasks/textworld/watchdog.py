@@ -27,9 +27,10 @@ written: such a loop may go on.
 
 Some runtime errors frotz reports and then carries on from, ending the process: ``@div`` and ``@mod``
 by zero divide anyway (``SIGFPE``), ``@set_window`` with an illegal window writes past the window
-table (``SIGSEGV``). :func:`guard_runtime_errors` hooks that report (the library's jump slot for
-``runtime_error``) so that the offending operand becomes harmless and the interpreter halts after the
-instruction; instructions that do not fail run exactly as before, at the same cost.
+table, a call or jump past the story's end reads on from there (``SIGSEGV``). :func:`guard_runtime_errors` hooks that report (the library's jump slot for
+``runtime_error``) so that the offending operand becomes harmless (or, past the end, the instruction
+reads a zeroed scratch copy, swapped back for the game's memory when the call returns) and the
+interpreter halts after the instruction; instructions that do not fail run exactly as before, at the same cost.
 
 Cost: a guarded call takes a lock and pushes a deadline on a heap; the watchdog thread is woken only
 when a deadline is earlier than every pending one (and drops the deadlines of finished calls when
@@ -57,6 +58,7 @@ import struct
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jericho
@@ -103,6 +105,8 @@ _REPAIRS = {  # frotz error number -> (operand, value) set before the instructio
     16: ((0, 0), (2, 0)),  # illegal window (@set_window 2853 writes past the window table): window 0
     17: ((1, 0),),  # illegal window property: property 0
 }
+_PAST_THE_END = (8, 13)  # a call or jump past the story's end: frotz reads on from there (SIGSEGV)
+_SCRATCH_BYTES = 0xC0100  # every address a packed routine address or a jump can reach
 _CHECKED = ("z_div", "z_mod", "store", "object_address")  # symbols that must sit where the file says
 
 
@@ -161,17 +165,27 @@ def guard_runtime_errors(lib: Any) -> Any:
         return None
     zargs = (ctypes.c_uint16 * 8).in_dll(lib, "zargs")
     halted = ctypes.c_int.in_dll(lib, "emulator_halted")
+    memory = ctypes.c_void_p.in_dll(lib, "zmp")
     report = _RUNTIME_ERROR(real)
+    guard = SimpleNamespace(saved=None, scratch=None, callback=None)
 
     def runtime_error(number: int) -> None:
         for operand, value in _REPAIRS.get(number, ()):
             zargs[operand] = value
             halted.value = 1
+        if number in _PAST_THE_END and guard.saved is None:  # the instruction reads on from a zeroed copy
+            guard.scratch = (ctypes.c_uint8 * _SCRATCH_BYTES)()
+            guard.saved, memory.value = memory.value, ctypes.addressof(guard.scratch)
+            halted.value = 1
         report(number)
 
-    callback = _RUNTIME_ERROR(runtime_error)
-    ctypes.c_void_p.from_address(base + slot).value = ctypes.cast(callback, ctypes.c_void_p).value
-    return callback
+    def restore() -> None:
+        if guard.saved is not None:
+            memory.value, guard.saved, guard.scratch = guard.saved, None, None
+
+    guard.callback, guard.restore = _RUNTIME_ERROR(runtime_error), restore
+    ctypes.c_void_p.from_address(base + slot).value = ctypes.cast(guard.callback, ctypes.c_void_p).value
+    return guard
 
 
 class Watchdog:
@@ -275,6 +289,8 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
             result = call(*args)
         finally:
             _WATCHDOG.disarm(ticket)
+            if self.__dict__.get("_error_guards") is not None:
+                self._error_guards.restore()  # the game's memory again, after a call or jump past its end
         if fired[0] or flag.value > 0:
             story = self.story_file.decode("utf-8", "replace")
             self.halted_reason = (
