@@ -48,7 +48,9 @@ def _mutated(data: bytes, edits: list[tuple[int, int]]) -> bytes:
 
 def run(cases: int, folder: Path) -> dict[str, Any]:
     """Fuzz ``cases`` mutated stories written in ``folder`` (see the module docstring)."""
-    source = Path(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+    source = Path(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train")).resolve()
+    folder = folder.resolve()
+    os.chdir(folder)  # a mutated story may save or script into the working directory: keep that in the folder
     data = source.read_bytes()
     counts = {"played": 0, "halted": 0, "refused": 0}
     trace = bool(os.environ.get("SNAPSHOT_FUZZ_TRACE"))
