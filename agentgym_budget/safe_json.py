@@ -95,6 +95,15 @@ def resolve_user_path(path: str | os.PathLike[str], *, what: str) -> Path:
         raise DataError(f"{what}: cannot resolve {path} ({reason}).") from err
 
 
+def read_regular_file(path: str | os.PathLike[str], *, what: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``max_bytes`` bytes (never blocks on a FIFO).
+
+    Raises:
+        DataError: The file is missing, a symlink loop, not a regular file or too big (the message names it).
+    """
+    return _read_regular(Path(path), what, max_bytes)
+
+
 def _read_regular(path: Path, what: str, max_bytes: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))

@@ -28,21 +28,46 @@ from agentgym_budget.wrappers import StateSnapshot
 
 __all__ = ["ZSTATE_EDITS", "forge", "hostile_story", "main"]
 
-_STORY_PATCHES = {
-    "loop": bytes([0x8C, 0xFF, 0xFF]),  # jump -1: the instruction jumps to itself
-    "illegal": bytes([0x00, 0x01, 0x01]),  # 2OP opcode 0: illegal
+
+def _storew(table: int, index: int, value: int) -> bytes:
+    """``@storew table index value`` (VAR form; operand types large, small, small)."""
+    return bytes([0xE1, 0x17, table >> 8, table & 0xFF, index, value])
+
+
+def _unlink_loop(story: bytes) -> bytes:
+    """Object 1's parent becomes 2, object 2's child list loops (2 -> 3 -> 3 ...), then ``@remove_obj 1``.
+
+    frotz's ``unlink_object`` then walks 2's child list looking for 1, inside one instruction, forever.
+    Version 4+ entries: 14 bytes after 63 default words; parent, sibling, child at +6, +8, +10.
+    """
+    objects = int.from_bytes(story[0x0A:0x0C], "big")
+    entry = lambda number, field: (126 + (number - 1) * 14 + field) // 2  # noqa: E731  (word index)
+    return (
+        _storew(objects, entry(1, 6), 2) + _storew(objects, entry(2, 10), 3) + _storew(objects, entry(3, 8), 3)
+    ) + bytes([0x99, 0x01])  # 1OP remove_obj, small constant 1
+
+
+_STORY_PATCHES: dict[str, Callable[[bytes], bytes]] = {
+    "loop": lambda story: bytes([0x8C, 0xFF, 0xFF]),  # jump -1: the instruction jumps to itself
+    "illegal": lambda story: bytes([0x00, 0x01, 0x01]),  # 2OP opcode 0: illegal
+    "unlink": _unlink_loop,  # a loop inside one instruction, where the halt flag is not read
+    "div0": lambda story: bytes([0x17, 0x07, 0x00, 0x00]),  # @div 7 0 -> sp: frotz divides anyway (SIGFPE)
+    "mod0": lambda story: bytes([0x18, 0x07, 0x00, 0x00]),  # @mod 7 0 -> sp
+    "window": lambda story: bytes([0xEB, 0x3F, 0x0B, 0x25]),  # @set_window 2853: frotz writes past its table
+    "call": lambda story: bytes([0xE0, 0x3F, 0xFF, 0xFF, 0x00]),  # @call_vs 0xFFFF: a routine past the story's end
 }
 
 
 def hostile_story(kind: str, folder: Path) -> Path:
-    """A generated TextWorld game whose first instruction is replaced (``kind``: ``loop`` or ``illegal``).
+    """A generated TextWorld game whose first instructions are replaced (``kind``: a key of ``_STORY_PATCHES``).
 
     The story's checksum is recomputed, so the file passes every check of a sound story file.
     """
     source = Path(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
     data = bytearray(source.read_bytes())
     start = int.from_bytes(data[6:8], "big")
-    data[start : start + 3] = _STORY_PATCHES[kind]
+    patch = _STORY_PATCHES[kind](bytes(data))
+    data[start : start + len(patch)] = patch
     length = int.from_bytes(data[0x1A:0x1C], "big") * 8
     data[0x1C:0x1E] = (sum(data[0x40:length]) % 65536).to_bytes(2, "big")
     target = folder / f"{kind}.z8"

@@ -10,7 +10,8 @@ import pytest
 
 from agentgym_budget.agents.prompting import PromptTemplate
 from agentgym_budget.chat.format import FORMAT_FILE, ChatFormat
-from agentgym_budget.errors import DataError
+from agentgym_budget.errors import DataError, RunConfigError
+from agentgym_budget.runner.store import pin_settings, read_jsonl
 from agentgym_budget.safe_json import MAX_DEPTH, read_json_file
 from agentgym_budget.tasks.alfworld.data import read_game_data, read_trajectory
 from agentgym_budget.tasks.webshop.data import load_webshop_data
@@ -125,3 +126,19 @@ def test_a_symlink_loop_as_data_dir_or_game_path_is_a_data_error(hostile, env_id
     with pytest.raises(DataError, match="symlink loop"):
         env = gym.make(env_id, **{argument: str(hostile / "loop_a.json")})
         env.reset(seed=0)
+
+
+@pytest.mark.parametrize(("name", "message"), [("deep.json", "levels deep"), ("fifo.json", "not a regular file")])
+def test_a_hostile_run_json_or_episode_log_is_a_typed_error(hostile, name, message):
+    """``run.json`` of an evaluation run (passkt, probe, recovery) and its ``episodes.jsonl``."""
+    with pytest.raises(RunConfigError, match=f"{name.replace('.', '[.]')} .*{message}.*another --out"):
+        _never_blocks(lambda: pin_settings(hostile / name, {"seed": 0}, ["seed"], keep="the seed"))
+    if name == "fifo.json":
+        with pytest.raises(DataError, match="not a regular file"):
+            _never_blocks(lambda: read_jsonl(hostile / name))
+
+
+def test_a_run_json_holding_a_list_is_a_typed_error(tmp_path):
+    (tmp_path / "run.json").write_text("[1]")
+    with pytest.raises(RunConfigError, match="holds a JSON list; expected a JSON object"):
+        pin_settings(tmp_path / "run.json", {"seed": 0}, ["seed"], keep="the seed")

@@ -15,7 +15,7 @@ import pytest
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import InterpreterHaltedError
-from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv
+from agentgym_budget.tasks.textworld.watchdog import BREAK_AFTER, GuardedFrotzEnv
 from tests.hostile_helpers import hostile_story
 
 
@@ -32,6 +32,45 @@ def test_a_story_that_jumps_to_itself_is_stopped_at_the_time_limit(tmp_path):
     with pytest.raises(InterpreterHaltedError, match=r"for over 0.3 s and was stopped"):
         GuardedFrotzEnv(str(path), seed=1, time_limit=0.3)
     assert time.monotonic() - started < 60  # it returned at all: no hang
+
+
+def test_a_loop_inside_one_instruction_is_ended_too(tmp_path):
+    """``@remove_obj`` of an object its parent does not list: frotz's child-list walk never reads the halt flag."""
+    path = hostile_story("unlink", tmp_path)
+    started = time.monotonic()
+    with pytest.raises(InterpreterHaltedError, match=r"for over 0.3 s and was stopped"):
+        GuardedFrotzEnv(str(path), seed=1, time_limit=0.3)
+    assert time.monotonic() - started < 0.3 + 3 * BREAK_AFTER
+    env = gym.make("agentgym_budget/TextWorld-CoinCollector-v0", level=3)
+    assert "halted" not in env.reset(seed=0)[0]  # the process and other games go on
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "error"),
+    [("div0", "division by zero"), ("mod0", "division by zero"), ("window", ""), ("call", "")],
+)
+def test_a_runtime_error_frotz_carries_on_from_is_a_halt_not_a_crash(tmp_path, kind, error):
+    """In a child process: frotz itself would end it (SIGFPE, SIGSEGV, SIGSEGV)."""
+    code = (
+        "import warnings; warnings.simplefilter('ignore')\n"
+        "from pathlib import Path\n"
+        "from agentgym_budget.errors import InterpreterHaltedError\n"
+        "from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv\n"
+        "from tests.hostile_helpers import hostile_story\n"
+        f"path = hostile_story({kind!r}, Path({str(tmp_path)!r}))\n"
+        "try:\n    GuardedFrotzEnv(str(path), seed=1)\n"
+        "except InterpreterHaltedError as err:\n    print('halted:', err)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, f"exit {result.returncode}: {result.stderr[-2000:]}"
+    assert "halted: " in result.stdout and error in result.stdout, result.stdout
 
 
 def test_an_illegal_opcode_is_a_typed_error_not_an_observation(tmp_path):
@@ -69,5 +108,5 @@ def test_fuzzed_stories_play_or_raise_typed_errors(tmp_path):
     )
     assert result.returncode == 0, f"child exited with {result.returncode}: {result.stderr[-3000:]}"
     counts = json.loads(result.stdout.strip().splitlines()[-1])
-    assert counts["played"] + counts["halted"] + counts["refused"] == 40
+    assert counts["played"] + counts["halted"] + counts["refused"] == counts["cases"] >= 40
     assert counts["halted"] > 0  # the mutations reached code the interpreter runs

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("openenv")
+import websockets.sync.client
 from starlette.testclient import TestClient
 
 from agentgym_budget.integrations.openenv import create_app
 from agentgym_budget.integrations.server_limits import ServerLimits
 from agentgym_budget.integrations.session_config import SessionConfig
+from tests.server_load import load, post, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -97,3 +102,49 @@ def test_fuzzed_requests_never_get_500_or_lose_the_session(client, frames, body,
             assert reply["type"] in {"error", "observation", "state"}, reply
         ws.send_text(json.dumps({"type": "reset", "data": {"seed": 0}}))
         assert json.loads(ws.receive_text())["type"] == "observation"
+
+
+def test_a_real_server_holds_max_sessions_under_32_concurrent_http_resets():
+    """``python -m tests.server_load 32 2``: a ``serve`` process, 32 concurrent ``POST /reset``, ``--max-sessions 2``."""
+    figures = load(requests=32, max_sessions=2)
+    assert set(figures["statuses"]) <= {"200", "503"} and figures["statuses"].get("200", 0) >= 1, figures
+    assert figures["refusals_are_json"], figures
+    assert figures["interpreters"] <= 2 and figures["peak_interpreters"] <= 2, figures
+    step = figures["step_without_session"]
+    assert step["status"] == 409 and step["content_type"].startswith("application/json"), step
+    assert step["body"]["error"] == "EpisodeOverError", step
+    assert figures["oversized"]["status"] == 413, figures
+
+
+def test_serve_flags_set_the_message_size_and_idle_timeout():
+    process, url = start_server(2, "--max-message-bytes", "4096", "--idle-timeout", "0.5")
+    try:
+        status, _, body = post(url + "/reset", json.dumps({"seed": 0, "task": "x" * 5000}).encode())
+        assert status == 413 and "4,096 bytes" in body["message"], body
+        assert post(url + "/reset", json.dumps({"seed": 0}).encode())[0] == 200
+        with websockets.sync.client.connect(url.replace("http", "ws", 1) + "/ws") as ws:
+            started = time.monotonic()
+            reply = json.loads(ws.recv(timeout=30))
+            assert reply["data"]["code"] == "IDLE_TIMEOUT" and time.monotonic() - started < 10, reply
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("--idle-timeout", "0", "expected a positive number of seconds like 600 or 0.5, got '0'"),
+        ("--idle-timeout", "nan", "expected a positive number of seconds like 600 or 0.5, got 'nan'"),
+        ("--max-message-bytes", "10", "expected a whole number of bytes from 1024 to 16777216 (16 MiB), got '10'"),
+        ("--max-message-bytes", "1MiB", "expected a whole number of bytes from 1024 to 16777216 (16 MiB), got '1MiB'"),
+    ],
+)
+def test_serve_flags_are_validated_with_what_was_given_and_expected(flag, value, expected):
+    result = subprocess.run(
+        [sys.executable, "-m", "agentgym_budget", "serve", "TextWorld-CoinCollector-v0", flag, value],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and f"argument {flag}: {expected}" in result.stderr, result.stderr

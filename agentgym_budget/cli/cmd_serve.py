@@ -4,11 +4,15 @@ Each client session gets its own environment stack (TurnBudget, BudgetMix with -
 ProcessReward with --reward process). Reset arguments: task, seed, max_turns, show_budget. Actions:
 {"command": "<the model's reply>"}, parsed into exactly one command (one turn). Needs the openenv
 extra. The server prints "listening on http://HOST:PORT" once ready (--port 0 picks a free port).
+Limits held on every route: --max-sessions (WebSocket and HTTP alike), --max-message-bytes (an
+HTTP body or WebSocket frame above it is refused before it is parsed) and --idle-timeout (a
+WebSocket session silent that long is closed).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 
 from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
 
@@ -31,6 +35,52 @@ def _key_values(text: str) -> dict[str, float | str]:
     return values
 
 
+_MIN_MESSAGE_BYTES = 1024
+_MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # the WebSocket frame size the server reads at all
+
+
+def _message_bytes(text: str) -> int:
+    """Parse ``--max-message-bytes``: a whole number of bytes from 1,024 to 16 MiB.
+
+    Example:
+        >>> _message_bytes("1048576")
+        1048576
+        >>> _message_bytes("1k")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expected a whole number of bytes from 1024 to 16777216 (16 MiB), got '1k'
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not _MIN_MESSAGE_BYTES <= value <= _MAX_MESSAGE_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of bytes from {_MIN_MESSAGE_BYTES} to {_MAX_MESSAGE_BYTES} (16 MiB), got {text!r}"
+        )
+    return value
+
+
+def _seconds(text: str) -> float:
+    """Parse ``--idle-timeout``: a positive, finite number of seconds.
+
+    Example:
+        >>> _seconds("0.5")
+        0.5
+        >>> _seconds("-3")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expected a positive number of seconds like 600 or 0.5, got '-3'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds like 600 or 0.5, got {text!r}")
+    return value
+
+
 def _names(text: str) -> tuple[str, ...]:
     return tuple(filter(None, (p.strip() for p in text.split(","))))
 
@@ -44,12 +94,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> args = parser.parse_args(["WebShop-1k-v0", "--port", "0", "--budgets", "5,10", "--show-budget"])
         >>> args.id, args.port, args.budgets, args.show_budget, args.max_sessions
         ('WebShop-1k-v0', 0, (5, 10), True, 8)
+        >>> args.max_message_bytes, args.idle_timeout
+        (1048576, 600.0)
     """
+    from agentgym_budget.integrations.server_limits import IDLE_TIMEOUT, MAX_MESSAGE_BYTES
+
     parser.add_argument("id", metavar="ID", help="registered environment id (see `agentgym-budget list`)")
     add_env_arguments(parser, env_required=True)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     parser.add_argument("--max-sessions", type=positive_int, default=8, help="concurrent sessions (default 8)")
+    parser.add_argument(
+        "--max-message-bytes",
+        type=_message_bytes,
+        default=MAX_MESSAGE_BYTES,
+        metavar="N",
+        help=f"largest HTTP body or WebSocket frame, refused before parsing (default {MAX_MESSAGE_BYTES}, 1 MiB)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        default=IDLE_TIMEOUT,
+        metavar="S",
+        help=f"close a WebSocket session silent for S seconds (default {IDLE_TIMEOUT:g})",
+    )
     parser.add_argument("--budget", type=positive_int, default=30, help="turn budget of an episode (default 30)")
     parser.add_argument(
         "--budgets", type=int_list, default=None, help="draw each episode's budget from these (BudgetMix)"
@@ -103,5 +171,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         max_sessions=args.max_sessions,
         log_level=args.log_level,
+        max_message_bytes=args.max_message_bytes,
+        idle_timeout=args.idle_timeout,
     )
     return 0

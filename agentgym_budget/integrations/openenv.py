@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 import socket
 import threading
 import time
@@ -52,7 +51,7 @@ from agentgym_budget import errors
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError
 from agentgym_budget.integrations.pool import SessionPool
-from agentgym_budget.integrations.server_limits import ServerLimits
+from agentgym_budget.integrations.server_limits import IDLE_TIMEOUT, MAX_MESSAGE_BYTES, ServerLimits
 from agentgym_budget.integrations.session import EpisodeTurn
 from agentgym_budget.integrations.session_config import SessionConfig
 
@@ -62,7 +61,7 @@ __all__ = [
     "BudgetEnvironment",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
     "BudgetObservation",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
     "BudgetState",  # noqa: F822 (built on first use by __getattr__: it needs openenv)
-    "RemoteSession",
+    "RemoteSession",  # noqa: F822 (in .openenv_client, imported on first use by __getattr__)
     "create_app",
     "serve",
     "serve_in_thread",
@@ -70,7 +69,6 @@ __all__ = [
 
 _FEATURE = "The OpenEnv integration"
 _LAZY = ("BudgetAction", "BudgetObservation", "BudgetState", "BudgetEnvironment", "BudgetEnvClient")
-_WIRE_ERROR = re.compile(r"Server error: (?P<name>[A-Za-z]+Error): (?P<message>.*) \(code: [A-Z_]+\)$", re.DOTALL)
 
 
 def _core() -> Any:
@@ -80,6 +78,10 @@ def _core() -> Any:
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(_classes(), name)
+    if name == "RemoteSession":
+        from agentgym_budget.integrations.openenv_client import RemoteSession
+
+        return RemoteSession
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -270,20 +272,30 @@ def _client_class(core: Any, BudgetAction: Any, BudgetObservation: Any, BudgetSt
     return BudgetEnvClient
 
 
-def create_app(config: SessionConfig, *, max_sessions: int = 8, warm: bool = True) -> Any:
+def create_app(
+    config: SessionConfig,
+    *,
+    max_sessions: int = 8,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    idle_timeout: float = IDLE_TIMEOUT,
+    warm: bool = True,
+) -> Any:
     """The FastAPI app of an OpenEnv server for ``config`` (no web UI).
 
     Args:
         config: What each session serves.
         max_sessions: Concurrent sessions at most, WebSocket and HTTP alike (:mod:`.server_limits`).
+        max_message_bytes: Largest HTTP body or WebSocket frame, refused before it is parsed.
+        idle_timeout: Seconds a WebSocket session may stay silent before it is closed.
         warm: Build one session and play a reset before serving, so a bad config fails here and the
             first clients do not pay for loading the engine.
 
     Raises:
+        InvalidOptionError: A limit is not positive.
         MissingDependencyError: ``openenv`` is not installed.
     """
-    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
-        raise InvalidOptionError(f"max_sessions must be a positive integer, got {max_sessions!r}.")
+    limits = {"max_sessions": max_sessions, "max_message_bytes": max_message_bytes, "idle_timeout": idle_timeout}
+    ServerLimits(None, **limits)  # checks the limits before any env is built
     classes = _classes()
     from openenv.core.env_server.http_server import create_fastapi_app
 
@@ -301,7 +313,7 @@ def create_app(config: SessionConfig, *, max_sessions: int = 8, warm: bool = Tru
         env_name="agentgym_budget",
         state_cls=classes.BudgetState,
     )
-    app.add_middleware(ServerLimits, max_sessions=max_sessions)  # limits on every route (.server_limits)
+    app.add_middleware(ServerLimits, **limits)  # limits on every route (.server_limits)
     return app
 
 
@@ -316,11 +328,11 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _server(config: SessionConfig, host: str, port: int, max_sessions: int, log_level: str) -> tuple[Any, Any]:
+def _server(config: SessionConfig, host: str, port: int, log_level: str, limits: dict[str, Any]) -> tuple[Any, Any]:
     uvicorn = require("uvicorn", extra="openenv", feature=_FEATURE)
     sock = _bind(host, port)
     try:
-        app = create_app(config, max_sessions=max_sessions)
+        app = create_app(config, **limits)
     except BaseException:
         sock.close()
         raise
@@ -335,12 +347,14 @@ def serve(
     port: int = 8000,
     max_sessions: int = 8,
     log_level: str = "warning",
+    **limits: Any,
 ) -> None:
     """Serve ``config`` until interrupted; prints ``listening on http://HOST:PORT`` once ready.
 
-    ``port=0`` picks a free port (the printed URL says which).
+    ``port=0`` picks a free port (the printed URL says which); ``limits`` are ``max_message_bytes`` and
+    ``idle_timeout`` (:func:`create_app`).
     """
-    server, sock = _server(config, host, port, max_sessions, log_level)
+    server, sock = _server(config, host, port, log_level, {"max_sessions": max_sessions, **limits})
     bound_host, bound_port = sock.getsockname()[:2]
     print(
         f"agentgym-budget serve: {config.label}, up to {max_sessions} sessions, "
@@ -351,9 +365,14 @@ def serve(
 
 
 @contextlib.contextmanager
-def serve_in_thread(config: SessionConfig, *, host: str = "127.0.0.1", max_sessions: int = 8) -> Iterator[str]:
-    """Run a server on a free loopback port in a background thread; yields its ``http://`` URL."""
-    server, sock = _server(config, host, 0, max_sessions, "warning")
+def serve_in_thread(
+    config: SessionConfig, *, host: str = "127.0.0.1", max_sessions: int = 8, **limits: Any
+) -> Iterator[str]:
+    """Run a server on a free loopback port in a background thread; yields its ``http://`` URL.
+
+    ``limits`` are ``max_message_bytes`` and ``idle_timeout`` (:func:`create_app`).
+    """
+    server, sock = _server(config, host, 0, "warning", {"max_sessions": max_sessions, **limits})
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -368,60 +387,3 @@ def serve_in_thread(config: SessionConfig, *, host: str = "127.0.0.1", max_sessi
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
-
-
-def _typed(err: Exception) -> Exception:
-    match = _WIRE_ERROR.match(str(err))
-    if match:
-        cls = getattr(errors, match["name"], None)
-        if isinstance(cls, type) and issubclass(cls, AgentGymBudgetError):
-            return cls(match["message"])
-    return err
-
-
-class RemoteSession:
-    """A synchronous client session of a ``serve`` server, with the API of an ``EpisodeSession``.
-
-    ``reset(**fields)`` and ``step(reply)`` return a ``BudgetObservation``; errors the server
-    reports for agentgym-budget reasons are raised as the same typed errors here.
-
-    Args:
-        base_url: The server's URL (``http://HOST:PORT`` or ``ws://HOST:PORT``).
-        **client_kwargs: Passed to OpenEnv's ``EnvClient`` (e.g. ``message_timeout_s``).
-    """
-
-    def __init__(self, base_url: str, **client_kwargs: Any) -> None:
-        classes = _classes()
-        self._client = classes.BudgetEnvClient(base_url=base_url, **client_kwargs).sync()
-        self._client.connect()
-
-    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return getattr(self._client, method)(*args, **kwargs)
-        except RuntimeError as err:
-            typed = _typed(err)
-            if typed is err:
-                raise
-            raise typed from None
-
-    def reset(self, **fields: Any) -> Any:
-        """Start an episode (episode fields: ``task``, ``seed``, ``max_turns``, ``show_budget``)."""
-        return self._call("reset", **fields).observation
-
-    def step(self, reply: str) -> Any:
-        """Play one turn with the model's reply (or a command)."""
-        return self._call("step", reply).observation
-
-    def state(self) -> Any:
-        """The server-side ``BudgetState`` of this session."""
-        return self._call("state")
-
-    def close(self) -> None:
-        """Close the connection (the server ends the session and recycles its env)."""
-        self._client.close()
-
-    def __enter__(self) -> RemoteSession:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

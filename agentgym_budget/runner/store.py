@@ -39,10 +39,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentgym_budget.errors import DataError, RunConfigError
+from agentgym_budget.safe_json import read_json_file, read_regular_file
 from agentgym_budget.scrub import scrub
 
 __all__ = ["JsonlStore", "atomic_write_text", "read_jsonl"]
 
+
+_MAX_LOG_BYTES = 1 << 40
 
 Check = Callable[[Mapping[str, Any]], str | None]
 """A record check: ``None`` when a record is usable, else the problem (see :mod:`agentgym_budget.runner.records`)."""
@@ -55,7 +58,7 @@ def numbered_jsonl(
     path = Path(path)
     if not path.exists():
         return []
-    data = path.read_bytes()
+    data = read_regular_file(path, what="log", max_bytes=_MAX_LOG_BYTES)  # a FIFO or device is refused, never read
     end = data.rfind(b"\n") + 1
     if end < len(data) and repair:
         with open(path, "r+b") as handle:
@@ -221,7 +224,8 @@ def pin_settings(path: str | Path, settings: Mapping[str, Any], pinned: Sequence
         keep: How to name the pinned settings in the error (e.g. ``"the env, seed and mode"``).
 
     Raises:
-        RunConfigError: The previous settings differ on a pinned key, or the file is not JSON.
+        RunConfigError: The previous settings differ on a pinned key, or the file is not a regular file holding a
+            JSON object within the size and nesting limits of :mod:`agentgym_budget.safe_json`.
 
     Example:
         >>> import tempfile, pathlib
@@ -236,10 +240,10 @@ def pin_settings(path: str | Path, settings: Mapping[str, Any], pinned: Sequence
     path = Path(path)
     current = json.loads(json.dumps(settings))
     if path.exists():
-        try:
-            previous = json.loads(path.read_text())
-        except ValueError as err:
-            raise RunConfigError(f"{path} is not valid JSON ({err}); remove it or use another --out.") from err
+        try:  # a regular file holding a JSON object, within the size and nesting limits (.safe_json)
+            previous = read_json_file(path, what="run settings", expected=dict)
+        except DataError as err:
+            raise RunConfigError(f"{err} Remove it or use another --out.") from err
         changed = [key for key in pinned if previous.get(key) != current.get(key)]
         if changed:
             details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)

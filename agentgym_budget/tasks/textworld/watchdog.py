@@ -13,6 +13,25 @@ raises :class:`~agentgym_budget.errors.InterpreterHaltedError`. It raises the sa
 interpreter halted by itself (an illegal opcode, a bad address), and keeps raising it on ``step``
 until the game is restarted: the env never returns a fake observation.
 
+One kind of loop runs inside a single instruction, where the flag is never read: frotz's
+``unlink_object`` (``@remove_obj``, ``@insert_obj``) walks the parent's child list until it meets the
+object, and code that moves an object whose parent does not list it walks that list forever. If a
+call has not returned :data:`BREAK_AFTER` seconds after the flag was set, the watchdog ends that walk:
+the walk reads 16-bit object numbers at 16-bit addresses, so it writes the object being unlinked
+(the instruction's first operand, ``zargs[0]``) into every word of the first 64 KiB of the game's
+memory that such a read can reach; the walk meets it at its next read and the instruction returns,
+after which the interpreter stops on the flag. The game's memory is garbage afterwards, which the
+halt already says: the env refuses to go on until it is reset, and a reset reloads the story. A story
+smaller than 64 KiB (TextWorld's are larger) can make the walk read past its memory, where nothing is
+written: such a loop may go on.
+
+Some runtime errors frotz reports and then carries on from, ending the process: ``@div`` and ``@mod``
+by zero divide anyway (``SIGFPE``), ``@set_window`` with an illegal window writes past the window
+table, a call or jump past the story's end reads on from there (``SIGSEGV``). :func:`guard_runtime_errors` hooks that report (the library's jump slot for
+``runtime_error``) so that the offending operand becomes harmless (or, past the end, the instruction
+reads a zeroed scratch copy, swapped back for the game's memory when the call returns) and the
+interpreter halts after the instruction; instructions that do not fail run exactly as before, at the same cost.
+
 Cost: a guarded call takes a lock and pushes a deadline on a heap; the watchdog thread is woken only
 when a deadline is earlier than every pending one (and drops the deadlines of finished calls when
 it wakes), so it sleeps while steps run. Measured cost per step: see the README's trust section.
@@ -32,20 +51,141 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import functools
 import heapq
 import itertools
+import struct
 import threading
 import time
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jericho
+import numpy as np
 
 from agentgym_budget.errors import InterpreterHaltedError
 
-__all__ = ["CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog"]
+__all__ = ["BREAK_AFTER", "CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog", "break_object_walk", "guard_runtime_errors"]
 
 CALL_TIME_LIMIT = 10.0
 """Seconds (wall clock) one ``load``/``reset``/``step`` may run; real TextWorld steps take milliseconds."""
+
+BREAK_AFTER = 0.5
+"""Seconds after the halt flag before the watchdog ends a loop inside one instruction (then again every as long)."""
+
+_WALK_BYTES = 0x10001  # a 16-bit address plus the second byte of the word read there
+
+
+def break_object_walk(lib: Any) -> bool:
+    """End an ``unlink_object`` walk running in ``lib``: write its target into every word it may read.
+
+    Returns:
+        Whether the game's memory holds every address the walk reads (64 KiB; a smaller story's walk can
+        also read past its memory, where nothing is written, so a loop there may go on).
+    """
+    size = min(ctypes.c_long.in_dll(lib, "story_size").value, _WALK_BYTES)
+    address = ctypes.c_void_p.in_dll(lib, "zmp").value
+    if not address or size < 2:
+        return False
+    target = ctypes.c_uint16.in_dll(lib, "zargs").value
+    memory = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
+    if ctypes.c_uint8.in_dll(lib, "h_version").value <= 3:  # one-byte object numbers
+        memory[:] = target & 0xFF
+    else:
+        parity = ctypes.c_uint16.in_dll(lib, "h_objects").value & 1  # 14-byte entries: every read has this parity
+        memory[parity::2] = target >> 8
+        memory[1 - parity :: 2] = target & 0xFF
+    return size == _WALK_BYTES
+
+
+_RUNTIME_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_int)
+_REPAIRS = {  # frotz error number -> (operand, value) set before the instruction goes on
+    3: ((1, 1),),  # division by zero: the divisor becomes 1
+    16: ((0, 0), (2, 0)),  # illegal window (@set_window 2853 writes past the window table): window 0
+    17: ((1, 0),),  # illegal window property: property 0
+}
+_PAST_THE_END = (8, 13)  # a call or jump past the story's end: frotz reads on from there (SIGSEGV)
+_SCRATCH_BYTES = 0xC0100  # every address a packed routine address or a jump can reach
+_CHECKED = ("z_div", "z_mod", "store", "object_address")  # symbols that must sit where the file says
+
+
+@functools.cache
+def _jump_slot(library: str, symbol: str) -> tuple[int, dict[str, int]]:
+    """The offset of ``symbol``'s PLT jump slot in the ELF shared library ``library``, and its symbols' offsets.
+
+    Raises:
+        ValueError: The file is not an x86-64 ELF file with that jump slot.
+    """
+    data = Path(library).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1 or struct.unpack_from("<H", data, 18)[0] != 62:
+        raise ValueError(f"{library} is not an x86-64 ELF file")
+    shoff, shentsize, shnum = struct.unpack_from("<Q", data, 0x28)[0], *struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    dynsym = next(section for section in sections if section[1] == 11)  # SHT_DYNSYM
+    strings = sections[dynsym[6]]  # its string table (sh_link)
+
+    def name(offset: int) -> str:
+        at = strings[4] + offset
+        return data[at : data.index(b"\0", at)].decode()
+
+    symbols = [struct.unpack_from("<IBBHQQ", data, dynsym[4] + i * 24) for i in range(dynsym[5] // 24)]
+    values = {name(entry[0]): entry[4] for entry in symbols if entry[4]}
+    for section in sections:
+        if section[1] != 4:  # SHT_RELA
+            continue
+        for i in range(section[5] // 24):
+            offset, info, _ = struct.unpack_from("<QQq", data, section[4] + i * 24)
+            if info & 0xFFFFFFFF == 7 and name(symbols[info >> 32][0]) == symbol:  # R_X86_64_JUMP_SLOT
+                return offset, values
+    raise ValueError(f"{library} has no jump slot for {symbol}")
+
+
+def guard_runtime_errors(lib: Any) -> Any:
+    """Make runtime errors that frotz reports and then carries on from halt the interpreter instead of crashing it.
+
+    frotz's ``z_div`` reports a zero divisor through ``runtime_error`` (called through the library's PLT),
+    then reads the divisor again and divides (``SIGFPE``); ``@set_window`` with an illegal window reports
+    it, then writes past the window table (``SIGSEGV``). The library's jump slot for ``runtime_error`` is
+    pointed at a function that, for those errors (:data:`_REPAIRS`), sets the offending operand to a
+    harmless value and the halt flag, then calls the real ``runtime_error``: the instruction ends
+    without harm, the interpreter stops after it, and ordinary instructions cost nothing more.
+
+    Returns:
+        The installed callback (keep it alive as long as ``lib``), or ``None`` if ``lib`` is not the
+        jericho build this expects (an unexpected layout is left alone).
+    """
+    try:
+        slot, values = _jump_slot(str(Path(jericho.__file__).with_name("libfrotz.so")), "runtime_error")
+    except (OSError, ValueError, IndexError, struct.error):
+        return None
+    real = ctypes.cast(lib.runtime_error, ctypes.c_void_p).value or 0
+    base = real - values.get("runtime_error", -1)
+    if any(base + values.get(name, -1) != ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _CHECKED):
+        return None
+    zargs = (ctypes.c_uint16 * 8).in_dll(lib, "zargs")
+    halted = ctypes.c_int.in_dll(lib, "emulator_halted")
+    memory = ctypes.c_void_p.in_dll(lib, "zmp")
+    report = _RUNTIME_ERROR(real)
+    guard = SimpleNamespace(saved=None, scratch=None, callback=None)
+
+    def runtime_error(number: int) -> None:
+        for operand, value in _REPAIRS.get(number, ()):
+            zargs[operand] = value
+            halted.value = 1
+        if number in _PAST_THE_END and guard.saved is None:  # the instruction reads on from a zeroed copy
+            guard.scratch = (ctypes.c_uint8 * _SCRATCH_BYTES)()
+            guard.saved, memory.value = memory.value, ctypes.addressof(guard.scratch)
+            halted.value = 1
+        report(number)
+
+    def restore() -> None:
+        if guard.saved is not None:
+            memory.value, guard.saved, guard.scratch = guard.saved, None, None
+
+    guard.callback, guard.restore = _RUNTIME_ERROR(runtime_error), restore
+    ctypes.c_void_p.from_address(base + slot).value = ctypes.cast(guard.callback, ctypes.c_void_p).value
+    return guard
 
 
 class Watchdog:
@@ -54,16 +194,19 @@ class Watchdog:
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._deadlines: list[tuple[float, int]] = []
-        self._active: dict[int, tuple[ctypes.c_int, list[bool]]] = {}
+        self._active: dict[int, tuple[Any, ctypes.c_int, list[bool]]] = {}
         self._tickets = itertools.count()
         self._thread: threading.Thread | None = None
 
-    def arm(self, flag: ctypes.c_int, seconds: float) -> tuple[int, list[bool]]:
-        """Watch a call: ``flag`` is set after ``seconds``; the returned list's item says whether it was."""
+    def arm(self, lib: Any, flag: ctypes.c_int, seconds: float) -> tuple[int, list[bool]]:
+        """Watch a call into ``lib``: ``flag`` is set after ``seconds``; the returned list's item says whether it was.
+
+        If the call still runs :data:`BREAK_AFTER` seconds later, :func:`break_object_walk` ends the loop it is in.
+        """
         fired = [False]
         with self._condition:
             ticket = next(self._tickets)
-            self._active[ticket] = (flag, fired)
+            self._active[ticket] = (lib, flag, fired)
             entry = (time.monotonic() + seconds, ticket)
             heapq.heappush(self._deadlines, entry)
             if self._thread is None:
@@ -92,9 +235,12 @@ class Watchdog:
                     self._condition.wait(remaining)
                     continue
                 heapq.heappop(self._deadlines)
-                flag, fired = self._active.pop(ticket)
+                lib, flag, fired = self._active[ticket]
+                if fired[0]:  # the flag did not stop it: a loop inside one instruction
+                    break_object_walk(lib)
                 fired[0] = True
                 flag.value = 1
+                heapq.heappush(self._deadlines, (time.monotonic() + BREAK_AFTER, ticket))
 
 
 _WATCHDOG = Watchdog()
@@ -118,7 +264,9 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
         super().__init__(story_file, seed)
 
     def load(self, story_file: str, seed: int | None = None) -> None:
-        """``FrotzEnv.load`` (which starts the game), time-limited."""
+        """``FrotzEnv.load`` (which starts the game), time-limited, with runtime errors halts (:func:`guard_runtime_errors`)."""
+        if "_error_guards" not in self.__dict__:
+            self._error_guards = guard_runtime_errors(self.frotz_lib)
         self._guarded("starting the story", super().load, story_file, seed)
 
     def reset(self) -> tuple[str, dict[str, Any]]:
@@ -136,18 +284,20 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
         flag = self.__dict__.get("_halted_flag")
         if flag is None:
             flag = self._halted_flag = ctypes.c_int.in_dll(self.frotz_lib, "emulator_halted")
-        ticket, fired = _WATCHDOG.arm(flag, self.time_limit)
+        ticket, fired = _WATCHDOG.arm(self.frotz_lib, flag, self.time_limit)
         try:
             result = call(*args)
         finally:
             _WATCHDOG.disarm(ticket)
+            if self.__dict__.get("_error_guards") is not None:
+                self._error_guards.restore()  # the game's memory again, after a call or jump past its end
         if fired[0] or flag.value > 0:
             story = self.story_file.decode("utf-8", "replace")
             self.halted_reason = (
                 f"The z-machine ran {what} for over {self.time_limit:g} s and was stopped (the story {story} "
                 "loops without asking for input)."
                 if fired[0]
-                else f"The z-machine halted on a runtime error (an illegal opcode or address) in the story {story} "
+                else f"The z-machine halted on a runtime error (an illegal opcode, a bad address, a division by zero) in the story {story} "
                 f"while running {what}."
             )
             raise InterpreterHaltedError(self.halted_reason)
