@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agentgym_budget.cli.cmd_train import DEFAULT_TRAIN_ENV, DEFAULT_TRAIN_ENV_ARGS, env_args_of
+from agentgym_budget.cli.cmd_train import add_training_env_arguments, env_args_of
 from agentgym_budget.cli.common import int_list, positive_int
 
 __all__: list[str] = []
@@ -37,15 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> args.rl_steps, args.stages, args.train_budget
         (10, ('sft', 'fixed'), 6)
     """
-    parser.add_argument(
-        "--env", default=DEFAULT_TRAIN_ENV, metavar="ID", help=f"environment (default {DEFAULT_TRAIN_ENV})"
-    )
-    parser.add_argument(
-        "--env-args",
-        default=None,
-        metavar="K=V,...",
-        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS} for {DEFAULT_TRAIN_ENV}, none for other envs)",
-    )
+    add_training_env_arguments(parser)
     parser.add_argument("--train-budget", type=positive_int, default=6, help="fixed recipe's budget (default 6)")
     parser.add_argument("--budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="BudgetMix budgets")
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="grid budgets")

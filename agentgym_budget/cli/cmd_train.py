@@ -31,6 +31,19 @@ DEFAULT_TRAIN_ENV = "TextWorld-CoinCollector-v0"
 DEFAULT_TRAIN_ENV_ARGS = "level=3"
 
 
+def add_training_env_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--env`` and ``--env-args``, whose default arguments belong to the default env only (train and study)."""
+    parser.add_argument(
+        "--env", default=DEFAULT_TRAIN_ENV, metavar="ID", help=f"environment (default {DEFAULT_TRAIN_ENV})"
+    )
+    parser.add_argument(
+        "--env-args",
+        default=None,
+        metavar="K=V,...",
+        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS} for {DEFAULT_TRAIN_ENV}, none for other envs)",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``train``.
 
@@ -43,15 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> env_args_of(parser.parse_args(["--recipe", "sft", "--out", "x", "--env", "TextWorld-Cooking-v0"]))
         ''
     """
-    parser.add_argument(
-        "--env", default=DEFAULT_TRAIN_ENV, metavar="ID", help=f"environment (default {DEFAULT_TRAIN_ENV})"
-    )
-    parser.add_argument(
-        "--env-args",
-        default=None,
-        metavar="K=V,...",
-        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS} for {DEFAULT_TRAIN_ENV}, none for other envs)",
-    )
+    add_training_env_arguments(parser)
     parser.add_argument("--recipe", required=True, help="sft, fixed, budgetmix or curriculum")
     parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
     parser.add_argument(
