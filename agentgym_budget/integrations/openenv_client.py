@@ -11,7 +11,7 @@ from typing import Any
 
 from agentgym_budget import errors
 from agentgym_budget.errors import AgentGymBudgetError
-from agentgym_budget.integrations.openenv import _classes
+from agentgym_budget.integrations.openenv_classes import _classes
 
 __all__ = ["RemoteSession"]
 
