@@ -301,7 +301,11 @@ _EXTRA_PACKAGES = {"bm25s": "bm25s", "Stemmer": "PyStemmer", "rapidfuzz": "rapid
 def _require_webshop_extra(feature: str) -> None:
     """Raise :class:`MissingDependencyError` naming the ``webshop`` extra if one of its packages is missing."""
     for module, package in _EXTRA_PACKAGES.items():
-        if importlib.util.find_spec(module) is None:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # an import hook or a broken install refusing the module
+            found = False
+        if not found:
             raise MissingDependencyError.for_extra(package, "webshop", feature)
 
 
