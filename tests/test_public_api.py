@@ -1,4 +1,8 @@
-"""Every public module declares __all__, every name in it imports, and the names are the documented list."""
+"""Every public module declares __all__, every name in it imports, and the names are the documented list.
+
+After a deliberate change of public names, ``python -m tests.test_public_api`` rewrites the list in
+docs/public-api.md from the code (the page's prose is kept).
+"""
 
 from __future__ import annotations
 
@@ -59,7 +63,7 @@ def _documented_api() -> dict[str, list[str]]:
 @pytest.mark.slow  # imports every module, the RL adapters included
 def test_the_public_names_are_the_documented_list():
     """A public name added, removed or moved is a visible decision: docs/public-api.md changes with it."""
-    actual = {name: list(getattr(importlib.import_module(name), "__all__", [])) for name in _public_modules()}
+    actual = _public_api()
     documented = _documented_api()
     assert sorted(documented) == sorted(actual), "modules differ from docs/public-api.md"
     for name, names in actual.items():
@@ -77,3 +81,26 @@ def test_the_top_level_hands_on_what_user_code_writes():
     )
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         agentgym_budget.nothing  # noqa: B018
+
+
+def _public_api() -> dict[str, list[str]]:
+    return {name: list(getattr(importlib.import_module(name), "__all__", [])) for name in _public_modules()}
+
+
+def write_public_api_doc() -> int:
+    """Rewrite the module list and the count of docs/public-api.md from the code; return the number of names."""
+    actual = _public_api()
+    total = sum(len(names) for names in actual.values())
+    listing = [f"{total} public names in {len(actual)} modules.", ""] + [
+        f"- `{name}`: " + (", ".join(f"`{n}`" for n in names) if names else "(none)")
+        for name, names in sorted(actual.items())
+    ]
+    lines = PUBLIC_API_DOC.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"\d+ public names in \d+ modules\.", line))
+    end = max(i for i, line in enumerate(lines) if re.fullmatch(r"- `([\w.]+)`: (.*)", line)) + 1
+    PUBLIC_API_DOC.write_text("\n".join([*lines[:start], *listing, *lines[end:]]) + "\n")
+    return total
+
+
+if __name__ == "__main__":
+    print(f"docs/public-api.md: {write_public_api_doc()} public names")
