@@ -2,7 +2,9 @@
 
 * :func:`fresh_spaces` hands each env its own observation and action spaces, copied from one
   prototype (building a Text space costs ~0.1 ms; an env made per episode should not pay it);
-* :func:`generator_at` rebuilds a numpy random generator from a snapshot's ``bit_generator.state``.
+* :func:`generator_at` rebuilds a numpy random generator from a snapshot's ``bit_generator.state``;
+* :func:`check_restorable` says why a state cannot be restored into an env (its type, configuration or task);
+* :func:`select_task` reads ``reset``'s ``task`` option (an id or an index) or draws a task.
 
 Example:
     >>> import numpy as np
@@ -13,21 +15,25 @@ Example:
     >>> twin = generator_at(rng.bit_generator.state)
     >>> int(twin.integers(1000)) == int(rng.integers(1000))
     True
+    >>> select_task({"task": -1}, ("a", "b"), {"a": 0, "b": 1}, draw=lambda count: 0, env_name="demo", split="train")
+    'b'
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import numbers
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from agentgym_budget import text
-from agentgym_budget.errors import SnapshotMismatchError
+from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError, UnknownTaskError
+from agentgym_budget.state import TextEnvState
 
-__all__ = ["fresh_spaces", "generator_at"]
+__all__ = ["check_restorable", "fresh_spaces", "generator_at", "select_task"]
 
 
 def fresh_spaces() -> tuple[gym.spaces.Text, gym.spaces.Text]:
@@ -70,3 +76,82 @@ def generator_at(rng_state: Mapping[str, Any]) -> np.random.Generator:
     bit_generator = kind(_ANY_SEED)
     bit_generator.state = rng_state
     return np.random.Generator(bit_generator)
+
+
+def select_task(
+    options: Mapping[str, Any] | None,
+    tasks: Sequence[str],
+    task_index: Mapping[str, int],
+    *,
+    draw: Callable[[int], int],
+    env_name: str,
+    split: str,
+) -> str:
+    """The task a ``reset(options=...)`` asks for: ``options["task"]`` (an id or an index), else ``tasks[draw(len)]``.
+
+    Args:
+        options: ``reset``'s options; ``task`` is the only key an env understands.
+        tasks: The split's task ids, in order.
+        task_index: Position of each task id (membership is checked there).
+        draw: Picks an index below its argument (the env's ``np_random``), when no task is given.
+        env_name: The env's name, for error messages.
+        split: The split ``tasks`` come from, for error messages.
+
+    Raises:
+        InvalidOptionError: ``options`` is not a mapping, has other keys, or ``task`` has a wrong type.
+        UnknownTaskError: An unknown id or an out-of-range index.
+    """
+    if options is not None and not isinstance(options, Mapping):
+        raise InvalidOptionError(
+            f"{env_name}: reset options must be a dict such as {{'task': 0}}, got {type(options).__name__}."
+        )
+    options = dict(options or {})
+    task = options.pop("task", None)
+    if options:
+        raise InvalidOptionError(
+            f"{env_name}: unknown reset option(s) {sorted(options)}; this env understands 'task'. "
+            "Wrapper options such as 'max_turns' need their wrapper (TurnBudget) in the stack."
+        )
+    if task is None:
+        return tasks[draw(len(tasks))]
+    if isinstance(task, numbers.Integral) and not isinstance(task, bool):
+        if not -len(tasks) <= task < len(tasks):
+            raise UnknownTaskError(f"{env_name}: task index {task} is out of range for {len(tasks)} tasks.")
+        return tasks[int(task)]
+    if not isinstance(task, str):
+        raise InvalidOptionError(
+            f"{env_name}: the 'task' option is a {type(task).__name__} ({task!r:.60}); expected a task id "
+            f"(str, one of env.unwrapped.task_ids) or an index (int, -{len(tasks)} to {len(tasks) - 1})."
+        )
+    if task not in task_index:
+        raise UnknownTaskError.for_task(task, tasks, f"{env_name} (split {split!r})")
+    return task
+
+
+def check_restorable(
+    state: object, *, env_name: str, env_key: tuple[Any, ...], task_index: Mapping[str, int], split: str
+) -> None:
+    """Raise :class:`SnapshotMismatchError` unless ``state`` is a :class:`TextEnvState` of this configuration and split.
+
+    Args:
+        state: What was given to ``set_state``.
+        env_name: The env's name, for error messages.
+        env_key: The env's configuration (:attr:`TextEnv.env_key <agentgym_budget.env.TextEnv.env_key>`).
+        task_index: The split's task ids.
+        split: The split's name, for error messages.
+    """
+    if not isinstance(state, TextEnvState):
+        raise SnapshotMismatchError(
+            f"{env_name}: expected a TextEnvState from get_state(), got {type(state).__name__}."
+        )
+    if state.env_key != env_key:
+        raise SnapshotMismatchError(
+            f"{env_name}: the state was taken on an env configured as {state.env_key}, "
+            f"but this env is configured as {env_key}. Restore it into an env made with "
+            "the same id and arguments (StateSnapshot.fork makes one)."
+        )
+    if state.task_id not in task_index:
+        raise SnapshotMismatchError(
+            f"{env_name}: the state's task {state.task_id!r} is not in this env's "
+            f"{split!r} split ({len(task_index)} tasks)."
+        )

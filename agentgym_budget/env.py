@@ -62,7 +62,6 @@ from __future__ import annotations
 import abc
 import copy
 import dataclasses
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -72,14 +71,12 @@ import numpy as np
 from gymnasium.utils import EzPickle
 
 from agentgym_budget import text
-from agentgym_budget._env_support import fresh_spaces, generator_at
+from agentgym_budget._env_support import check_restorable, fresh_spaces, generator_at, select_task
 from agentgym_budget.errors import (
     EpisodeOverError,
     InvalidActionError,
     InvalidOptionError,
-    SnapshotMismatchError,
     UnknownSplitError,
-    UnknownTaskError,
 )
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
 from agentgym_budget.state import TextEnvState
@@ -324,22 +321,10 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         self._episode_over = state.episode_over
 
     def check_state(self, state: object) -> None:
-        """Raise :class:`SnapshotMismatchError` if ``state`` cannot be restored into this env."""
-        if not isinstance(state, TextEnvState):
-            raise SnapshotMismatchError(
-                f"{self.name}: expected a TextEnvState from get_state(), got {type(state).__name__}."
-            )
-        if state.env_key != self.env_key:
-            raise SnapshotMismatchError(
-                f"{self.name}: the state was taken on an env configured as {state.env_key}, "
-                f"but this env is configured as {self.env_key}. Restore it into an env made with "
-                "the same id and arguments (StateSnapshot.fork makes one)."
-            )
-        if state.task_id not in self._task_index():
-            raise SnapshotMismatchError(
-                f"{self.name}: the state's task {state.task_id!r} is not in this env's "
-                f"{self.split!r} split ({len(self.task_ids)} tasks)."
-            )
+        """Raise :class:`~agentgym_budget.errors.SnapshotMismatchError` if ``state`` cannot be restored into this env."""
+        check_restorable(
+            state, env_name=self.name, env_key=self.env_key, task_index=self._task_index(), split=self.split
+        )
 
     def prepare_task(self, task_id: str) -> None:
         """Generate or load what ``task_id`` needs into the cache, so its first episode does not wait for it.
@@ -392,32 +377,14 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         return self._task_positions
 
     def _select_task(self, options: Mapping[str, Any] | None) -> str:
-        if options is not None and not isinstance(options, Mapping):
-            raise InvalidOptionError(
-                f"{self.name}: reset options must be a dict such as {{'task': 0}}, got {type(options).__name__}."
-            )
-        options = dict(options or {})
-        task = options.pop("task", None)
-        if options:
-            raise InvalidOptionError(
-                f"{self.name}: unknown reset option(s) {sorted(options)}; this env understands 'task'. "
-                "Wrapper options such as 'max_turns' need their wrapper (TurnBudget) in the stack."
-            )
-        tasks = self.task_ids
-        if task is None:
-            return tasks[int(self.np_random.integers(len(tasks)))]
-        if isinstance(task, numbers.Integral) and not isinstance(task, bool):
-            if not -len(tasks) <= task < len(tasks):
-                raise UnknownTaskError(f"{self.name}: task index {task} is out of range for {len(tasks)} tasks.")
-            return tasks[int(task)]
-        if not isinstance(task, str):
-            raise InvalidOptionError(
-                f"{self.name}: the 'task' option is a {type(task).__name__} ({task!r:.60}); expected a task id "
-                f"(str, one of env.unwrapped.task_ids) or an index (int, -{len(tasks)} to {len(tasks) - 1})."
-            )
-        if task not in self._task_index():
-            raise UnknownTaskError.for_task(task, tasks, f"{self.name} (split {self.split!r})")
-        return task
+        return select_task(
+            options,
+            self.task_ids,
+            self._task_index(),
+            draw=lambda count: int(self.np_random.integers(count)),
+            env_name=self.name,
+            split=self.split,
+        )
 
     def _advance(self, command: str | None) -> Turn:
         """Play the sanitised ``command`` (``None``: blocked, a no-op turn)."""
