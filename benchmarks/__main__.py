@@ -4,6 +4,7 @@ Usage::
 
     python -m benchmarks                  # full runs (long), then the docs table
     python -m benchmarks --smoke          # seconds-long run of every script (results/smoke/)
+    python -m benchmarks --smoke --jobs 2 # the same, two scripts at a time (smoke runs only)
     python -m benchmarks --readme         # only regenerate the docs table from benchmarks/results/
     python -m benchmarks --only textworld_overhead integrity_costs
 
@@ -21,6 +22,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -54,11 +56,47 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
 }
 
 
-def run_script(name: str, arguments: list[str]) -> tuple[int, float]:
-    """Run one benchmark script in its own process; its exit status and wall seconds."""
+def run_script(name: str, arguments: list[str], capture: bool = False) -> tuple[int, float, str]:
+    """Run one benchmark script in its own process; its exit status, wall seconds and (if ``capture``) output."""
     began = time.perf_counter()
-    status = subprocess.call([sys.executable, str(HERE / f"{name}.py"), *arguments], cwd=HERE.parent)
-    return status, time.perf_counter() - began
+    command = [sys.executable, str(HERE / f"{name}.py"), *arguments]
+    if capture:
+        done = subprocess.run(command, cwd=HERE.parent, capture_output=True, text=True)
+        status, output = done.returncode, done.stdout + done.stderr
+    else:
+        status, output = subprocess.call(command, cwd=HERE.parent), ""
+    return status, time.perf_counter() - began, output
+
+
+SMOKE_LONGEST_FIRST = ("study", "trl_rollout", "train_speed", "hf_agent_batching", "openenv_latency", "ray_vs_pool")
+"""Smoke runs in parallel start with these (the longest), so that no long one is left running alone at the end."""
+
+
+def run_scripts(names: list[str], smoke: bool, jobs: int) -> list[str]:
+    """Run ``names`` (``jobs`` at a time; each script's output printed whole when it ends); the failed ones."""
+
+    def one(name: str) -> tuple[int, float, str]:
+        full, smoke_arguments = SCRIPTS[name]
+        return run_script(name, smoke_arguments if smoke else full, capture=jobs > 1)
+
+    if jobs > 1:
+        names = sorted(
+            names,
+            key=lambda name: (
+                name not in SMOKE_LONGEST_FIRST,
+                SMOKE_LONGEST_FIRST.index(name) if name in SMOKE_LONGEST_FIRST else 0,
+            ),
+        )
+    failed = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        running = {pool.submit(one, name): name for name in names}
+        for future in as_completed(running):
+            name, (status, seconds, output) = running[future], future.result()
+            print(output, end="")
+            print(f"[benchmarks] {name}: exit {status} in {seconds:.1f} s", flush=True)
+            if status:
+                failed.append(name)
+    return failed
 
 
 def _cell(text: str) -> str:
@@ -107,19 +145,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="seconds-long runs; the README is left alone")
     parser.add_argument("--readme", action="store_true", help="only regenerate the docs table")
     parser.add_argument("--only", nargs="+", choices=sorted(SCRIPTS), help="run these scripts only")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="smoke runs only: scripts run at once (full runs are timed, so one at a time)",
+    )
     args = parser.parse_args(argv)
+    if args.jobs < 1 or (args.jobs > 1 and not args.smoke):
+        parser.error(f"--jobs {args.jobs}: expected 1, or a number >= 1 with --smoke (full runs are timed alone)")
     results = Path(os.environ.get("BENCHMARK_RESULTS_DIR") or HERE / "results")
     failed = []
     if not args.readme:
+        names = []
         for name in args.only or SCRIPTS:
-            full, smoke = SCRIPTS[name]
-            if not args.smoke and full is None:
+            if not args.smoke and SCRIPTS[name][0] is None:
                 print(f"[benchmarks] {name}: skipped (its full run is started by hand, see its docstring)")
-                continue
-            status, seconds = run_script(name, smoke if args.smoke else full)
-            print(f"[benchmarks] {name}: exit {status} in {seconds:.1f} s", flush=True)
-            if status:
-                failed.append(name)
+            else:
+                names.append(name)
+        failed = run_scripts(names, args.smoke, args.jobs)
     if not args.smoke:
         changed = regenerate_readme(results)
         print(f"[benchmarks] docs/benchmarks.md table {'regenerated' if changed else 'unchanged'}")

@@ -80,7 +80,12 @@ def test_a_measured_row_states_when_under_what_load_and_cpu(tmp_path, monkeypatc
 def test_every_benchmark_runs_in_smoke_mode(tmp_path):
     env = os.environ | {"BENCHMARK_RESULTS_DIR": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--smoke"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800
+        [sys.executable, "-m", "benchmarks", "--smoke", "--jobs", "2"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for name in runner.SCRIPTS:
@@ -88,3 +93,13 @@ def test_every_benchmark_runs_in_smoke_mode(tmp_path):
         assert record["smoke"] and record["result"], name
         assert record["timing"]["process_cpu_s"] > 0, name
         assert {"load_before", "load_after", "cpu_model"} <= set(record["machine"]), name
+
+
+def test_parallel_runs_are_for_smoke_mode_only(capsys):
+    with pytest.raises(SystemExit):
+        runner.main(["--jobs", "2", "--only", "webshop_speed"])
+    assert "full runs are timed alone" in capsys.readouterr().err
+
+
+def test_parallel_smoke_runs_start_with_the_longest_scripts():
+    assert set(runner.SMOKE_LONGEST_FIRST) <= set(runner.SCRIPTS)
