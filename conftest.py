@@ -9,11 +9,20 @@ setup), and the ten slowest tests of the run (docs/development.md says what each
 never a failure: timings on a busy machine vary.
 
 Doctests are marked slow by module in :data:`SLOW_DOCTEST_MODULES` (a docstring cannot carry a marker).
+
+A full run (no ``-m``, ``-k`` or paths) also starts ``tests/warm_games.py`` in the background, at low
+priority: it generates the TextWorld games the suite will ask for on the second core while tests run
+on the first (set ``AGENTGYM_BUDGET_NO_WARM_GAMES=1`` to turn it off).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -29,8 +38,36 @@ SLOW_DOCTEST_MODULES: frozenset[str] = frozenset(
 )
 """Modules whose doctests are marked ``slow`` (they play many episodes or generate data)."""
 
+_warm_games: subprocess.Popen | None = None
 _durations: dict[str, float] = defaultdict(float)
 _slow: set[str] = set()
+
+
+def _is_full_run(config: pytest.Config) -> bool:
+    """No test selection: ``python -m pytest`` from the root (testpaths), or on the root itself."""
+    root = Path(str(config.rootpath)).resolve()
+    everything = config.args_source == pytest.Config.ArgsSource.TESTPATHS or all(
+        Path(argument).resolve() == root for argument in config.args
+    )
+    return everything and not (config.option.markexpr or config.option.keyword)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _warm_games
+    if _is_full_run(session.config) and not os.environ.get("AGENTGYM_BUDGET_NO_WARM_GAMES"):
+        command = [sys.executable, "-m", "tests.warm_games"]
+        if shutil.which("nice"):
+            command = ["nice", "-n", "10", *command]
+        _warm_games = subprocess.Popen(command, cwd=session.config.rootpath, stdout=subprocess.DEVNULL)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _warm_games is not None and _warm_games.poll() is None:
+        _warm_games.terminate()
+        try:
+            _warm_games.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            _warm_games.kill()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
