@@ -15,8 +15,9 @@ into wall seconds; training runs on one thread, evaluation in two worker process
 * GRPO: ~240 s a step (not measured; estimated: 4 rollouts of <= 8 turns through TRL's generation,
   which re-reads the conversation every turn, ~100 s; training and reference passes over ~4,000
   tokens at the SFT rate, ~110 s; margin) -> 2 recipes x 12 steps ~ 5,760 s;
-* evaluation: ~15 CPU s an episode (<= 8 turns of ~25-token replies with the prefix cache; the
-  zero-shot benchmark measured 2.4 CPU s a turn of 44 tokens) -> 3 agents x 16 tasks x 4 episodes
+* evaluation: ~15 CPU s an episode with margin (measured after 10 SFT steps: 16 episodes at T=8, 70 turns
+  of ~30-token replies, 155 CPU s with both workers' model loading; zero-shot 8-turn episodes of
+  48-token prose replies: 17.5 CPU s) -> 3 agents x 16 tasks x 4 episodes
   (prefix mode: one episode serves every budget) / 2 workers ~ 1,440 s; probes ~ 150 s;
 * loading, demonstrations and games ~ 300 s.
 
