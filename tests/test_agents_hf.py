@@ -14,7 +14,14 @@ pytest.importorskip("trl", reason="the hf: agent needs the trl extra")
 
 from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.hf_agent import HFAgent
-from agentgym_budget.agents.hf_generation import Batcher, Generation, GenerationRequest, Sampling, generate
+from agentgym_budget.agents.hf_generation import (
+    Batcher,
+    Generation,
+    GenerationRequest,
+    PrefixCache,
+    Sampling,
+    generate,
+)
 from agentgym_budget.agents.hf_model import load_local_model
 from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.cli.main import main
@@ -58,7 +65,8 @@ def test_spec_names_and_defaults(checkpoint: Path) -> None:
         "max_new_tokens": 128,
         "batch_size": 2,
         "concurrency": 3,
-        "threads": 0,
+        "threads": 1,
+        "prefix_cache": True,
     }
     agent = spec.build()
     assert isinstance(agent, HFAgent) and agent.sampling == Sampling(0.5, 1.0, 0, 128) and agent.batch_size == 2
@@ -234,6 +242,31 @@ def test_a_batch_generates_what_each_row_generates_alone(checkpoint: Path) -> No
         assert together == alone
         if sampling.temperature > 0:
             assert len({reply.ids for reply in together}) > 1
+
+
+def test_a_prefix_cache_reads_only_new_tokens_and_changes_no_reply(checkpoint: Path) -> None:
+    local = load_local_model(checkpoint)
+    starts = [tuple(local.tokenizer.encode("You are in a hall. " * n)) for n in (1, 9, 20, 4)]
+    more = tuple(local.tokenizer.encode(" An exit to the east."))
+    for sampling in (Sampling(temperature=0.0, max_new_tokens=6), Sampling(0.7, 0.9, 5, 6)):
+        caches = [PrefixCache() for _ in starts]
+        first = generate(
+            local,
+            [GenerationRequest(p, 5 + i, sampling, c) for i, (p, c) in enumerate(zip(starts, caches, strict=True))],
+        )
+        nexts = [(*p, *reply.ids, *more) for p, reply in zip(starts, first, strict=True)]
+        # rows 0 and 2 reuse their caches, rows 1 and 3 read everything: in one batch, then alone
+        mixed = [GenerationRequest(p, 9 + i, sampling, caches[i] if i % 2 == 0 else None) for i, p in enumerate(nexts)]
+        cached_copies = [PrefixCache(c.ids, c.layers) for c in caches]
+        together = generate(local, mixed)
+        plain = [generate(local, [GenerationRequest(p, 9 + i, sampling)])[0] for i, p in enumerate(nexts)]
+        alone = [
+            generate(local, [GenerationRequest(p, 9 + i, sampling, c)])[0]
+            for i, (p, c) in enumerate(zip(nexts, cached_copies, strict=True))
+        ]
+        assert [r.ids for r in together] == [r.ids for r in plain] == [r.ids for r in alone]
+        assert [r.cached_tokens > 0 for r in together] == [True, False, True, False]
+        assert all(r.cached_tokens >= len(p) for r, p in zip(alone, starts, strict=True))
 
 
 def _play(spec: str, seeds: list[int], *, concurrently: bool) -> list[list[str]]:

@@ -51,3 +51,45 @@ def test_smollm2_is_dequantised_once_and_plays_the_act_tool(tmp_path, monkeypatc
         out = model.generate(**ids, max_new_tokens=12, do_sample=False)
     reply = tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
     assert reply.strip()  # a pretrained model answers in words (the tiny random one would not)
+
+
+def test_the_smollm2_training_preset_trains_smollm2_unless_told_otherwise():
+    import argparse
+    from pathlib import Path
+
+    from agentgym_budget.cli import cmd_train
+
+    parser = argparse.ArgumentParser()
+    cmd_train.add_arguments(parser)
+    base = ["--recipe", "sft", "--out", "x", "--preset", "smollm2"]
+    config = cmd_train.build_config(parser.parse_args(base))
+    assert config.model == "smollm2-135m" and config.device.device == "cpu" and not config.device.bf16
+    assert (config.sft.batch_size, config.sft.learning_rate, config.sft.max_length) == (4, 1e-4, 1536)
+    assert config.grpo.learning_rate == 1e-6 and config.grpo.tokens_per_turn == 48
+    assert cmd_train.build_config(parser.parse_args([*base, "--model", "m.gguf"])).model == "m.gguf"
+    rl = ["--recipe", "fixed", "--budget", "6", "--out", "x", "--preset", "smollm2", "--init", str(Path("sft/final"))]
+    resumed = cmd_train.build_config(parser.parse_args(rl))
+    assert resumed.model is None and resumed.init == str(Path("sft/final"))  # RL from a checkpoint, no base
+
+
+def test_the_smollm2_study_preset_routes_every_stage_through_smollm2():
+    import argparse
+    from pathlib import Path
+
+    from agentgym_budget.cli.cmd_study import add_arguments, build_study
+    from agentgym_budget.train.study_presets import PRESETS, preset_settings
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    study = build_study(parser.parse_args(["--out", "x", "--preset", "smollm2"]))
+    sizes = preset_settings("smollm2")
+    assert study.recipe("sft").model == "smollm2-135m" and study.train.sft_agent == "expert"
+    assert study.recipe("sft").sft.steps == sizes["sft_steps"] and study.recipe("sft").sft.batch_size == 4
+    for name in ("fixed", "budgetmix"):
+        rl = study.recipe(name, Path("x/sft/final"))
+        assert rl.model is None and rl.init == str(Path("x/sft/final")) and rl.grpo.learning_rate == 1e-6
+        assert rl.grpo.steps == sizes["rl_steps"]
+    assert (study.eval_tasks, study.eval_samples) == (sizes["eval_tasks"], sizes["eval_samples"])
+    assert set(PRESETS) <= set(parser._option_string_actions["--preset"].choices)
+    smaller = build_study(parser.parse_args(["--out", "x", "--preset", "smollm2", "--sft-steps", "2"]))
+    assert smaller.recipe("sft").sft.steps == 2 and smaller.recipe("sft").model == "smollm2-135m"

@@ -147,7 +147,21 @@ def _register_builtins() -> None:
             Param("max_new_tokens", int, 128, "tokens per reply", minimum=1),
             Param("batch_size", int, 8, "replies generated in one batch", operational=True, minimum=1),
             Param("concurrency", int, 8, "episodes played at once per worker process", operational=True, minimum=1),
-            Param("threads", int, 0, "torch threads per worker process (0: default)", operational=True, minimum=0),
+            Param(
+                "threads",
+                int,
+                1,
+                "torch threads per worker process (0: torch default = cores)",
+                operational=True,
+                minimum=0,
+            ),
+            Param(
+                "prefix_cache",
+                bool,
+                True,
+                "reuse the conversation's keys/values across turns (same replies, less work)",
+                operational=True,
+            ),
         ],
     )
 

@@ -27,12 +27,14 @@ How an episode is played, as TRL's multi-turn GRPO played it in training
 Generation is batched across the episodes a worker plays at once (``concurrency``, up to
 ``batch_size`` per forward pass; :mod:`agentgym_budget.agents.hf_generation`) and seeded: reply ``i``
 of the episode with seed ``s`` samples from its own generator seeded with ``row_seed(s, i)``, so
-the same seed gives the same episode whatever else is in the batch.
+the same seed gives the same episode whatever else is in the batch. Each episode keeps the keys / values
+of its conversation so far (:class:`~agentgym_budget.agents.hf_generation.PrefixCache`): a reply reads
+only the tokens added since the last one (the reply and the tool's answer), not the whole conversation.
 
 Parameters of the CLI name (``hf:PATH:key=value,...``): ``temperature`` (1.0, TRL's default; 0 is
 greedy), ``top_p`` (1.0), ``top_k`` (0: off), ``max_new_tokens`` (128 per reply), ``batch_size``
 (8), ``concurrency`` (episodes played at once per worker, 8), ``threads`` (torch threads per worker
-process, 0: torch's default). :meth:`HFAgent.stats` reports the episode's replies, tokens, calls,
+process, 1; 0: torch's default, one per core), ``prefix_cache`` (true). :meth:`HFAgent.stats` reports the episode's replies, tokens, calls,
 free-text turns, replies cut at ``max_new_tokens`` and conversations cut to fit the context.
 
 Example:
@@ -49,7 +51,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentgym_budget.agents.actions import parse_action
-from agentgym_budget.agents.hf_generation import GenerationRequest, Sampling, batcher_for, row_seed
+from agentgym_budget.agents.hf_generation import GenerationRequest, PrefixCache, Sampling, batcher_for, row_seed
 from agentgym_budget.agents.hf_model import LocalModel, check_model_dir, load_local_model
 from agentgym_budget.chat.tool import act_commands, tool_call, turn_text
 from agentgym_budget.errors import AgentError, InvalidOptionError
@@ -92,7 +94,10 @@ class HFAgent:
         max_new_tokens: Longest reply in tokens.
         batch_size: Most replies generated in one forward batch.
         concurrency: Episodes a worker plays at once (read by the evaluation runners).
-        threads: torch threads of the process (0: torch's default).
+        threads: torch threads of the process (0: torch's default, one per core). Default 1: the evaluation
+            runs one worker process per core, and two threads per worker on a 2-core machine made SmolLM2's
+            generation ~10x slower (threads waiting on each other; ``benchmarks/train_speed.py``).
+        prefix_cache: Keep the conversation's keys / values between replies (off: read it all every turn).
 
     Raises:
         ModelPathError: ``path`` holds no model.
@@ -109,7 +114,8 @@ class HFAgent:
         max_new_tokens: int = 128,
         batch_size: int = 8,
         concurrency: int = 8,
-        threads: int = 0,
+        threads: int = 1,
+        prefix_cache: bool = True,
     ) -> None:
         self.sampling = Sampling(float(temperature), float(top_p), int(top_k), int(max_new_tokens))
         if batch_size < 1 or concurrency < 1 or threads < 0:
@@ -120,8 +126,10 @@ class HFAgent:
         self.path = str(path)
         self.directory = check_model_dir(path)
         self.batch_size, self.concurrency, self.threads = int(batch_size), int(concurrency), int(threads)
+        self.prefix_cache = bool(prefix_cache)
         self._local: LocalModel | None = None
         self._conversation: Any = None
+        self._cache = PrefixCache()
         self._seed = 0
         self._replies = 0
         self._queue: list[str] = []
@@ -152,11 +160,12 @@ class HFAgent:
 
         local = self.local
         self._conversation = ConversationTokens(local.tokenizer, local.chat_format, self._text(observation, info, goal))
-        self._seed, self._replies = int(seed), 0
+        self._seed, self._replies, self._cache = int(seed), 0, PrefixCache()
         self._queue, self._answers, self._awaiting_answer = [], [], False
         self._stats = {
             "replies": 0,
             "prompt_tokens": 0,
+            "cached_tokens": 0,
             "completion_tokens": 0,
             "act_calls": 0,
             "free_text_turns": 0,
@@ -193,13 +202,15 @@ class HFAgent:
         self._flush_answers()
         conversation = self._conversation
         prefix = list(conversation.ids)
-        request = GenerationRequest(tuple(prefix), row_seed(self._seed, self._replies), self.sampling)
+        cache = self._cache if self.prefix_cache else None
+        request = GenerationRequest(tuple(prefix), row_seed(self._seed, self._replies), self.sampling, cache)
         reply = await batcher_for(self.local, self.batch_size).generate(request)
         self._replies += 1
         conversation.add_completion(reply.ids)
         stats = self._stats
         stats["replies"] += 1
         stats["prompt_tokens"] += reply.prompt_tokens
+        stats["cached_tokens"] += reply.cached_tokens
         stats["completion_tokens"] += len(reply.ids)
         stats["cut_replies"] += int(not reply.ended)
         stats["context_cuts"] += int(reply.context_cut > 0)

