@@ -56,11 +56,14 @@ def pool_size(kind: str, args: argparse.Namespace) -> int:
 
 
 def pools(env: gym.Env, tasks: int, small: int) -> tuple[list[str], list[str]]:
-    """The small pool (seed 1) and the large pool (seed 2) of task ids."""
+    """The small pool (seed 1) and the large pool: the first ``tasks`` of a shuffle of the split (seed 2).
+
+    Every large pool is a prefix of the same shuffle, so the games generated for a pool serve every smaller one.
+    """
     ids = list(env.unwrapped.task_ids)
     if len(ids) < tasks:
         raise SystemExit(f"only {len(ids)} tasks in this split, --tasks {tasks} asked")
-    return random.Random(1).sample(ids, small), random.Random(2).sample(ids, tasks)
+    return random.Random(1).sample(ids, small), random.Random(2).sample(ids, len(ids))[:tasks]
 
 
 def timed_reset(env: gym.Env, task: str) -> tuple[float, float]:
