@@ -180,8 +180,8 @@ def threads(args: argparse.Namespace) -> dict:
         except agentgym_budget.errors.MissingDependencyError as err:
             rows[family] = {"skipped": str(err)[:200]}
             continue
-        _play(pools[1], 2)  # warm-up: games generated or loaded, parsers built
-        _play(pools[2], 2)
+        for k in pools:  # warm-up: a whole round each, so that the tasks autoresets draw are generated and loaded
+            _play(pools[k], args.thread_steps)
         sums = {k: {"wall_s": 0.0, "process_cpu_s": 0.0} for k in pools}
         traces = {}
         for block in range(args.rounds):
@@ -207,14 +207,15 @@ def threads(args: argparse.Namespace) -> dict:
 def prepare(args: argparse.Namespace) -> None:
     """Generate what the runs play (child process, not timed)."""
     env = gym.make(COIN, level=args.level).unwrapped
-    for task in env.task_ids[: max(args.compare_envs, args.envs // 16, 1)]:
+    needed = max(args.compare_envs, args.envs // 16, 1) - len(coin_tasks(args.level, 1000))
+    for task in [task for task in env.task_ids if not env.task_prepared(task)][: max(needed, 0)]:
         env.prepare_task(task)
     for env_id, kwargs in FAMILIES.values():
         try:
             envs = TextVectorEnv(env_id, args.thread_envs, max_turns=15, **kwargs)
         except agentgym_budget.errors.MissingDependencyError:
             continue
-        _play(envs, 3)
+        _play(envs, args.thread_steps)  # the tasks a round's autoresets draw too
         envs.close()
 
 
