@@ -10,7 +10,9 @@ until an env is made)::
 
 Third-party code that never imports the package can still write
 ``gym.make("agentgym_budget:agentgym_budget/TextWorld-Cooking-v0")``; Gymnasium imports the
-module before the ``:`` first. :func:`make` accepts the same ids (with or without the
+module before the ``:`` first. Every id also has a vector entry point (:class:`VectorEntryPoint`):
+``gym.make_vec(id, num_envs=n, vectorization_mode="vector_entry_point")`` (or no mode) returns an in-process
+:class:`~agentgym_budget.vector_env.TextVectorEnv`. :func:`make` accepts the same ids (with or without the
 namespace) and, for an unknown id, raises :class:`~agentgym_budget.errors.UnknownEnvIdError`
 naming the closest registered ids.
 
@@ -26,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,7 +38,16 @@ import gymnasium as gym
 
 from agentgym_budget.errors import UnknownEnvIdError
 
-__all__ = ["NAMESPACE", "EnvIdInfo", "env_info", "make", "register_env", "registered_ids", "resolve_id"]
+__all__ = [
+    "NAMESPACE",
+    "EnvIdInfo",
+    "VectorEntryPoint",
+    "env_info",
+    "make",
+    "register_env",
+    "registered_ids",
+    "resolve_id",
+]
 
 NAMESPACE = "agentgym_budget"
 
@@ -68,6 +80,24 @@ class EnvIdInfo:
 _CATALOG: dict[str, EnvIdInfo] = {}
 
 
+@dataclass(frozen=True)
+class VectorEntryPoint:
+    """The ``vector_entry_point`` of an id: builds its :class:`~agentgym_budget.vector_env.TextVectorEnv`.
+
+    Gymnasium calls it as ``entry_point(num_envs=n, **kwargs)`` without the id, so each id has its own.
+    The vector env's module is imported on the first call (as string entry points are).
+
+    Attributes:
+        env_id: The full id.
+    """
+
+    env_id: str
+
+    def __call__(self, num_envs: int = 1, **kwargs: Any) -> Any:
+        module = importlib.import_module("agentgym_budget.vector_env")
+        return module.TextVectorEnv(self.env_id, num_envs, **kwargs)
+
+
 def register_env(
     name: str,
     entry_point: str,
@@ -83,7 +113,9 @@ def register_env(
     env_id = f"{NAMESPACE}/{name}"
     info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires)
     if env_id not in gym.registry:
-        gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}))
+        gym.register(
+            id=env_id, entry_point=entry_point, vector_entry_point=VectorEntryPoint(env_id), kwargs=dict(kwargs or {})
+        )
     _CATALOG[env_id] = info
     return info
 
