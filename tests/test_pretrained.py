@@ -65,7 +65,7 @@ def test_the_smollm2_training_preset_trains_smollm2_unless_told_otherwise():
     config = cmd_train.build_config(parser.parse_args(base))
     assert config.model == "smollm2-135m" and config.device.device == "cpu" and not config.device.bf16
     assert (config.sft.batch_size, config.sft.learning_rate, config.sft.max_length) == (4, 1e-4, 1536)
-    assert config.grpo.learning_rate == 1e-6 and config.grpo.tokens_per_turn == 48
+    assert config.grpo.learning_rate == 1e-6 and config.grpo.tokens_per_turn == 160
     assert cmd_train.build_config(parser.parse_args([*base, "--model", "m.gguf"])).model == "m.gguf"
     rl = ["--recipe", "fixed", "--budget", "6", "--out", "x", "--preset", "smollm2", "--init", str(Path("sft/final"))]
     resumed = cmd_train.build_config(parser.parse_args(rl))

@@ -12,9 +12,9 @@ estimated from per-stage costs measured on the 2-core CPU (CPU seconds, which a 
 into wall seconds; training runs on one thread, evaluation in two worker processes):
 
 * SFT: ~55-60 CPU s a step (4 demonstrations, ~3,060 tokens: 51-56 tokens/s; 10 steps measured) -> 30 steps ~ 1,800 s;
-* GRPO: ~240 s a step (not measured; estimated: 4 rollouts of <= 8 turns through TRL's generation,
-  which re-reads the conversation every turn, ~100 s; training and reference passes over ~4,000
-  tokens at the SFT rate, ~110 s; margin) -> 2 recipes x 12 steps ~ 5,760 s;
+* GRPO: ~240 s a step with margin (measured at budget 4 from the 10-step SFT model: 2 steps of 4
+  rollouts, 2,000-2,100 tokens a step, 134-144 s wall a step at load ~3, 289 CPU s for the whole
+  run with loading, 12.8 GB peak; longer budgets make longer rollouts) -> 2 recipes x 12 steps ~ 5,760 s;
 * evaluation: ~15 CPU s an episode with margin (measured after 10 SFT steps: 16 episodes at T=8, 70 turns
   of ~30-token replies, 155 CPU s with both workers' model loading; zero-shot 8-turn episodes of
   48-token prose replies: 17.5 CPU s) -> 3 agents x 16 tasks x 4 episodes

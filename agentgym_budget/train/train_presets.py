@@ -13,8 +13,10 @@ the 2-core, 24 GB machine (``benchmarks/train_speed.py``; docs/training.md): SFT
 (Coin Collector level 3 demonstrations are ~770 tokens; ``max_length`` 1536) peaked at 11.6 GB resident
 (10 steps, ~55 CPU s and ~3,060 tokens a step), where 8 a step ran out of memory beside other jobs; 1e-4 is a learning rate for few steps of full
 fine-tuning of a pretrained model (the tiny model's 2e-3 would wreck it). GRPO keeps TRL's small-model
-learning rate of pretrained models (1e-6), groups of 4 and replies of at most 48 tokens (an ``act`` call
-is ~25 tokens). Train with ``--threads 1`` (the default): two threads were several times slower on a
+learning rate of pretrained models (1e-6), groups of 4 and 160 completion tokens per turn: TRL counts the
+tool's answers toward ``max_completion_length`` (an ``act`` call is ~25 tokens, a Coin Collector
+observation ~60-100 in SmolLM2's tokenizer); at 48 per turn every rollout was cut short after 3 turns
+(2 GRPO steps measured: 8 of 8 rollouts cut short, none won). Train with ``--threads 1`` (the default): two threads were several times slower on a
 busy 2-core machine.
 
 Flags given beside a preset win over it (``--steps``, ``--sft-steps``, ``--train-tasks``, ``--device``, ``--vllm``).
@@ -89,7 +91,7 @@ TRAIN_PRESETS: dict[str, TrainPreset] = {
             "episodes_per_step": 4,
             "num_generations": 4,
             "learning_rate": 1e-6,
-            "tokens_per_turn": 48,
+            "tokens_per_turn": 160,
             "save_steps": 5,
         },
     ),
