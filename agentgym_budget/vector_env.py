@@ -98,7 +98,8 @@ class TextVectorEnv(VectorEnv):
     """``num_envs`` sub-envs of one id, stepped in this process (see the module docstring).
 
     Args:
-        env_id: A registered id (namespace optional, as :func:`agentgym_budget.make`).
+        env_id: A registered Gymnasium id, namespace included (``"agentgym_budget/TextWorld-Cooking-v0"``);
+            ``gym.make_vec`` passes it.
         num_envs: Number of sub-envs.
         autoreset_mode: ``"next_step"`` (default), ``"same_step"``, ``"disabled"`` or an ``AutoresetMode``.
         max_turns: Turn budget of every sub-env (an int or one per sub-env); ``None``: no TurnBudget.
@@ -122,13 +123,11 @@ class TextVectorEnv(VectorEnv):
         threads: int | None = None,
         **env_kwargs: Any,
     ) -> None:
-        from agentgym_budget.registration import make  # registration refers to this module by name
-
         self.num_envs = _count(num_envs, "num_envs")
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
         self.threads = _count(threads, "threads", allow_none=True)
         budgets = self._budgets(max_turns)
-        first = make(env_id, **env_kwargs).unwrapped
+        first = gym.make(env_id, **env_kwargs).unwrapped
         _ = first.task_ids  # listed once, before cloning, so that every clone shares the list
         bases = [first, *(first.clone(share_engine=True) for _ in range(self.num_envs - 1))]
         self.envs: list[gym.Env] = [
