@@ -12,9 +12,9 @@ from agentgym_budget.train.study_claims import claim_records, claims_markdown, s
 AGENTS = {"sft": "hf:runs/sft/final", "fixed": "hf:runs/fixed/final"}
 
 
-def _write(path, records):
+def _write(path, records, name="episodes.jsonl"):
     path.mkdir(parents=True)
-    (path / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (path / name).write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
 def _logs(tmp_path):
@@ -28,7 +28,7 @@ def _logs(tmp_path):
     recovery = [{"kind": "perturbed", "agent": AGENTS[a], "state_id": "s0", "k": k, "won": k == 0 or a == "fixed"}
                 for a in AGENTS for k in range(4)] + [{"kind": "natural", "agent": AGENTS["sft"]}]  # fmt: skip
     _write(tmp_path / "passkt", passkt)
-    _write(tmp_path / "probe", probes)
+    _write(tmp_path / "probe", probes, "probes.jsonl")  # the probe command's log name
     _write(tmp_path / "recovery", recovery)
 
 
@@ -72,7 +72,8 @@ def test_study_trains_each_rl_recipe_once_per_training_seed():
     config = StudyConfig(training_seeds=preset_settings("default")["training_seeds"])
     names = run_names(config)
     assert [directory for _, directory, _ in names] == [
-        "sft", "fixed", "fixed@1", "fixed@2", "budgetmix", "budgetmix@1", "budgetmix@2"
+        "sft", "fixed", "fixed@1", "fixed@2", "budgetmix", "budgetmix@1", "budgetmix@2", "curriculum", "curriculum@1",
+        "curriculum@2",
     ]  # fmt: skip
     seeds = {config.recipe(name, None, index).seed for name, _, index in names if name == "fixed"}
     assert seeds == {config.seed, config.seed + 1, config.seed + 2}

@@ -1,8 +1,10 @@
 """The study's claims from its logs, and the part of ``study.md`` that says what the study can and cannot show.
 
-:func:`claim_records` turns the logs of one study directory (``passkt/``, ``probe/``, ``recovery/``
-``episodes.jsonl``) into the plain records :func:`agentgym_budget.stats.claims.decide_claims` reads, with
-agents named by recipe (``sft``, ``fixed``, ``budgetmix``) and the training seed given. Outcomes:
+:func:`claim_records` turns the logs of one study directory (``passkt/episodes.jsonl``, ``probe/probes.jsonl``,
+``recovery/episodes.jsonl``) into the plain records :func:`agentgym_budget.stats.claims.decide_claims` reads, with
+agents named by recipe (``sft``, ``fixed``, ``budgetmix``, ...) and the training seed given, in a canonical
+order (agent, task or state, ``k``, budget, sample), so the claims do not depend on the order in which
+worker processes logged the records. Outcomes:
 
 * Pass@(1,T): in ``prefix`` mode an episode run at the largest budget counts as won at ``T`` when
   ``success_turn <= T``; in ``independent`` mode, the ``won`` of the episode run at ``T``;
@@ -27,9 +29,15 @@ from agentgym_budget.stats.claims import ClaimSettings, decide_claims
 __all__ = ["claim_records", "claims_markdown", "study_claims"]
 
 
-def _log(directory: Path) -> list[dict[str, Any]]:
-    path = directory / "episodes.jsonl"
-    return read_jsonl(path) if path.exists() else []
+def _order(record: dict[str, Any]) -> tuple[str, ...]:
+    fields = ("agent", "task_id", "state_id", "k", "budget", "sample")
+    return tuple(repr(record.get(name)) for name in fields)
+
+
+def _log(directory: Path, name: str = "episodes.jsonl") -> list[dict[str, Any]]:
+    """The records of a stage's log in a canonical order: log order depends on how workers interleaved."""
+    path = directory / name
+    return sorted(read_jsonl(path), key=_order) if path.exists() else []
 
 
 def claim_records(
@@ -62,7 +70,7 @@ def claim_records(
             "state_id": r["state_id"],
             "correct": bool(r["optimal"]),
         }
-        for r in _log(out / "probe")
+        for r in _log(out / "probe", "probes.jsonl")
         if r.get("kind") == "probe" and r.get("agent") in names
     ]
     recovery = [
@@ -77,8 +85,14 @@ def claim_records(
 def study_claims(out: str | Path, config: Any, agents: Mapping[str, str]) -> list[dict[str, Any]]:
     """The claims of a study directory (``config``: its :class:`~agentgym_budget.train.study.StudyConfig`)."""
     budgets = sorted(config.eval_budgets)
+    from agentgym_budget.train.study_arms import no_process_arm
+
     settings = ClaimSettings(
-        large_budget=budgets[-1], small_budget=budgets[0], train_budgets=tuple(config.budgets), seed=config.seed
+        large_budget=budgets[-1],
+        small_budget=budgets[0],
+        train_budgets=tuple(config.budgets),
+        no_process=no_process_arm(getattr(config, "arms", ())),
+        seed=config.seed,
     )
     return decide_claims(*claim_records(out, agents, budgets), settings)
 
