@@ -87,8 +87,8 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     study = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--eval-samples", "8"]))
-    assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 24, 3)
-    assert study.train.grpo.steps == 60 and study.train.sft.steps == 350
+    assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 20, 3)
+    assert study.train.grpo.steps == 50 and study.train.sft.steps == 350
     plain = build_study(parser.parse_args(["--out", "x"]))
     assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 30, 1)
     assert plain.train.sft_agent == "expert"

@@ -6,7 +6,8 @@ turn-level credit, without and with the process reward; same steps and tasks), t
 checkpoint as hf:OUT/<arm>/final agents on held-out tasks of the test split: the Pass@(K,T) grid
 (--eval-budgets), single-step probes at discriminating states the agents visited, and recovery probes
 (k = 0..3 forced errors). Defaults: TextWorld Coin Collector level 3, the built-in tiny model, T=6,
-budgets 3,4,6,8, arms fixed,budgetmix,curriculum.
+budgets 4,5,6 (BudgetMix, curriculum), evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9
+outside the training range), arms fixed,budgetmix,curriculum.
 
 Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
 distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
@@ -42,8 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     add_training_env_arguments(parser)
     parser.add_argument("--train-budget", type=positive_int, default=6, help="fixed recipe's budget (default 6)")
-    parser.add_argument("--budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="BudgetMix budgets")
-    parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="grid budgets")
+    parser.add_argument(
+        "--budgets", type=int_list, default=(4, 5, 6), metavar="T,...", help="BudgetMix/curriculum budgets"
+    )
+    parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
     parser.add_argument(
         "--preset", choices=("smoke", "default", "full"), default=None, help="sizes (flags below override them)"
     )

@@ -69,8 +69,10 @@ class StudyConfig:
         env_id: Environment id.
         env_kwargs: Its arguments.
         train_budget: The fixed recipe's budget, and the budget the table compares at.
-        budgets: The BudgetMix recipe's budgets.
-        eval_budgets: Budgets of the Pass@(K,T) grid.
+        budgets: The BudgetMix and curriculum recipes' budgets (default 4-6 on Coin Collector level 3, whose
+            routes are 3 turns: 1.3x-2x the optimal route).
+        eval_budgets: Budgets of the Pass@(K,T) grid (default 3-9: 1x-3x the route, with 3 and 9 outside the
+            BudgetMix range: the ``budgetmix_robustness`` claim's out-of-range budgets).
         eval_ks: Breadths of the grid.
         eval_samples: Episodes per (agent, task, budget).
         eval_tasks: Held-out tasks (the first of the test split).
@@ -94,17 +96,17 @@ class StudyConfig:
     Example:
         >>> StudyConfig(arms=("fixed", "curriculum")).arms
         ('fixed', 'curriculum')
-        >>> StudyConfig(train_budget=5)
+        >>> StudyConfig(train_budget=7)
         Traceback (most recent call last):
         ...
-        agentgym_budget.errors.InvalidOptionError: train_budget=5 must be one of eval_budgets [3, 4, 6, 8] (the table compares the agents at the training budget).
+        agentgym_budget.errors.InvalidOptionError: train_budget=7 must be one of eval_budgets [3, 4, 5, 6, 9] (the table compares the agents at the training budget).
     """
 
     env_id: str = "TextWorld-CoinCollector-v0"
     env_kwargs: Any = "level=3"
     train_budget: int = 6
-    budgets: tuple[int, ...] = (3, 4, 6, 8)
-    eval_budgets: tuple[int, ...] = (3, 4, 6, 8)
+    budgets: tuple[int, ...] = (4, 5, 6)
+    eval_budgets: tuple[int, ...] = (3, 4, 5, 6, 9)
     eval_ks: tuple[int, ...] = (1, 2, 4)
     eval_samples: int = 4
     eval_tasks: int = 30
