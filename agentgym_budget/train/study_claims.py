@@ -101,8 +101,29 @@ def _cell(value: Any, pattern: str) -> str:
     return "n/a" if value is None else format(value, pattern)
 
 
+HALF_WIDTH_TARGET = 0.05
+"""The half-width the study's sizes aim at for every claim's interval (issue 21, item 4)."""
+
+
+def _power_line(claims: Sequence[Mapping[str, Any]]) -> str:
+    widths = {c["claim"]: (c.get("interval") or {}).get("half_width") for c in claims}
+    measured = {name: width for name, width in widths.items() if width is not None}
+    met = [name for name, width in measured.items() if width <= HALF_WIDTH_TARGET]
+    return (
+        f"- Power: half-width target <= {HALF_WIDTH_TARGET}; achieved by {len(met)} of {len(measured)} measured "
+        f"claims ({', '.join(f'{n} {w:.3f}' for n, w in measured.items()) or 'none'})."
+    )
+
+
 def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1) -> list[str]:
-    """Lines of ``study.md``: the claims table and what the study can and cannot show."""
+    """Lines of ``study.md``: the claims table and what the study can and cannot show.
+
+    Example:
+        >>> claim = {"claim": "recovery", "statistic": "s", "estimate": 0.1, "verdict": "undecided",
+        ...          "interval": {"low": 0.0, "high": 0.2, "confidence": 0.95, "half_width": 0.1}}
+        >>> [line for line in claims_markdown([claim]) if line.startswith("- Power")]
+        ['- Power: half-width target <= 0.05; achieved by 0 of 1 measured claims (recovery 0.100).']
+    """
     lines = [
         "## Claims",
         "",
@@ -126,6 +147,7 @@ def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1
         "",
         "- Sizes per cell (training seeds x tasks or states x episodes): "
         + ("; ".join(f"{n}: {s['seeds']}x{s['tasks']}x{s['episodes']}" for n, s in sorted(sizes.items())) or "none"),
+        _power_line(claims),
         f"- Training seeds per recipe: {training_seeds}."
         + (" One seed: the run-to-run spread of training is NOT in the intervals." if training_seeds < 3 else ""),
         "- Intervals: hierarchical bootstrap over training seeds, shared tasks/states and episodes; each is marginal,"
