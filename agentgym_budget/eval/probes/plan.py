@@ -42,8 +42,8 @@ from agentgym_budget.eval.probes.states import (
     ReferenceStates,
     Trajectory,
 )
-from agentgym_budget.eval.probes.summary import ProbeSummary, summarize_probes
-from agentgym_budget.eval.process_signal import SignalPoint, analyze_signal
+from agentgym_budget.eval.probes.summary import ProbeSummary, probe_signal_points, summarize_probes
+from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
@@ -274,21 +274,6 @@ def plan_probe_jobs(
                 continue
             jobs.append(ProbeJob(config, env, trajectory, frozenset(done)))
     return jobs
-
-
-def probe_signal_points(records: Sequence[Mapping[str, Any]]) -> list[SignalPoint]:
-    """The process-signal points of probe records: the state's progress, the action's change, its value."""
-    return [
-        SignalPoint(
-            family=r.get("family", "?"),
-            progress=float(r["progress"]),
-            delta=float(r["progress_delta"]),
-            success=float(r["value"]),
-            optimal=bool(r["optimal"]),
-            error=bool(r["error"]),
-        )
-        for r in records
-    ]
 
 
 @dataclass
