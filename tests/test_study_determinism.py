@@ -1,4 +1,8 @@
-"""Same seed -> byte-identical study.json, whatever the workers and however their episodes interleave (extra trl)."""
+"""Same seed -> byte-identical study.json, whatever the workers and however their episodes interleave (extra trl).
+
+Passed in 12 minutes at a load average of 8 to 11 on 2 cores (about 6 CPU minutes, mostly the evaluations'
+model loading, bootstraps and plots), with a fourth run (workers 1 with delays) since dropped.
+"""
 
 from __future__ import annotations
 
@@ -53,4 +57,3 @@ def test_workers_and_injected_delays_give_a_byte_identical_study_json(tmp_path, 
     assert _evaluate_again(config, tmp_path, workers=2) == serial
     monkeypatch.setenv(INJECT_DELAYS_ENV, "0.03")  # random sleeps before every job and every emitted record
     assert _evaluate_again(config, tmp_path, workers=2) == serial
-    assert _evaluate_again(config, tmp_path, workers=1) == serial
