@@ -94,6 +94,9 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     assert plain.train.sft_agent == "expert"
     noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
     assert noisy.train.sft_agent.startswith("noisy-expert")
+    arms = build_study(parser.parse_args(["--out", "x", "--arms", "curriculum,fixed", "--model", "smollm2-135m"]))
+    assert arms.arms == ("fixed", "curriculum") and arms.train.model == "smollm2-135m"
+    assert plain.arms == ("fixed", "budgetmix", "curriculum") and plain.train.model is None
     smoke = build_study(parser.parse_args(["--out", "x", "--preset", "smoke"]))
     assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)
 
