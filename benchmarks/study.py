@@ -3,8 +3,8 @@
 Runs (or resumes) ``agentgym-budget study`` with the given arguments (default: the README's CPU
 study into ``runs/study``), then prints, from ``study.json``:
 
-* the wall time summed over the stages (each stage's time is recorded when it finishes; a resumed
-  study adds the stages run since) against the 60-minute target, as a ratio;
+* the wall time summed over the stages (``timing.json``: each stage's time is recorded when it finishes; a
+  resumed study adds the stages run since) against the 60-minute target, as a ratio, with the CPU time;
 * Pass@1 at the training budget per agent, with its 95% bootstrap interval;
 * the paired differences fixed - sft and budgetmix - sft (and budgetmix - fixed) at every budget:
   RL improves on the SFT base when the interval lies above 0.
@@ -31,10 +31,12 @@ TARGET_MINUTES = 60
 def report(out: Path) -> None:
     """Print the targets from ``out/study.json``."""
     study = json.loads((out / "study.json").read_text())
+    timing = json.loads((out / "timing.json").read_text())
     budget = study["config"]["train_budget"]
-    minutes = study["total_wall_s"] / 60
+    minutes = sum(entry["wall_s"] for entry in timing.values()) / 60
+    cpu = sum(entry["cpu_s"] for entry in timing.values()) / 60
     print(
-        f"\nwall time {minutes:.1f} min over {', '.join(study['stage_wall_s'])}: "
+        f"\nwall time {minutes:.1f} min (CPU {cpu:.1f} min) over {', '.join(timing)}: "
         f"ratio to the {TARGET_MINUTES}-minute target {minutes / TARGET_MINUTES:.2f} (target <= 1)"
     )
     for row in study["pass@1"]:
@@ -69,7 +71,8 @@ if __name__ == "__main__":
         out = Path(arguments[arguments.index("--out") + 1])
         report(out)
         study = json.loads((out / "study.json").read_text())
+        timing = json.loads((out / "timing.json").read_text())
         recording.finish(
-            {key: study.get(key) for key in ("config", "stage_wall_s", "total_wall_s", "pass@1", "differences")}
+            {"timing": timing, **{key: study.get(key) for key in ("config", "pass@1", "differences", "claims")}}
         )
     sys.exit(status)

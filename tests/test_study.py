@@ -39,31 +39,52 @@ def test_study_settings_are_checked():
     study = small_study()
     assert study.recipe("fixed", "sft/final").init == "sft/final" and study.recipe("fixed").budget == 3
     assert study.recipe("budgetmix").budgets == (2, 3) and study.recipe("sft").budget == 3
+    assert study.recipe("curriculum").budget_stages == (2, 3)
+    with pytest.raises(InvalidOptionError, match="progress stays 0 until the episode is won"):
+        small_study(arms=("fixed", "budgetmix_turn", "budgetmix_process"))
+    with pytest.raises(InvalidOptionError, match=r"Unknown study arm\(s\) \['curriculm'\]. Did you mean 'curriculum'"):
+        small_study(arms=("fixed", "curriculm"))
+    assert "workers" not in study.to_json()  # processes change no result: a resume may use others
+
+
+def test_the_process_arms_train_budgetmix_with_turn_credit_with_and_without_the_process_reward():
+    from agentgym_budget.train.study import StudyConfig
+
+    arms = ("fixed", "budgetmix_turn", "budgetmix_process")
+    study = StudyConfig("TextWorld-Cooking-v0", "difficulty=1", arms=arms)
+    turn, process = study.recipe("budgetmix_turn", "sft/final"), study.recipe("budgetmix_process", "sft/final", 1)
+    assert (turn.grpo.credit, turn.process_reward, turn.recipe) == ("turn", False, "budgetmix")
+    assert (process.grpo.credit, process.process_reward, process.seed) == ("turn", True, study.seed + 1)
+    assert study.to_json()["arms"] == arms
 
 
 @pytest.mark.slow
-def test_study_trains_three_recipes_and_evaluates_them_on_test_tasks(tmp_path):
+def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path):
     pytest.importorskip("trl")
     from agentgym_budget.train.study import run_study
 
     study = run_study(small_study(), tmp_path, progress=False)
 
-    assert set(study["training"]) == {"sft", "fixed", "budgetmix"}
+    assert set(study["training"]) == {"sft", "fixed", "budgetmix", "curriculum"}
     assert study["training"]["budgetmix"]["rl"]["episodes"] == 8
     assert set(study["training"]["budgetmix"]["rl"]["success_by_budget"]) <= {"2", "3"}
     assert json.loads((tmp_path / "fixed" / "run.json").read_text())["init"] == str(tmp_path / "sft" / "final")
     rows = study["pass@1"]
     assert sorted((r["agent"], r["budget"]) for r in rows) == sorted(
-        (agent, budget) for agent in ("sft", "fixed", "budgetmix") for budget in (2, 3)
+        (agent, budget) for agent in ("sft", "fixed", "budgetmix", "curriculum") for budget in (2, 3)
     )
     for row in rows:
         assert row["tasks"] == 2 and row["low"] <= row["pass@1"] <= row["high"]
     episodes = [json.loads(line) for line in (tmp_path / "passkt" / "episodes.jsonl").read_text().splitlines()]
     assert {e["agent"] for e in episodes} == {
-        f"hf:{tmp_path / name / 'final'}" for name in ("sft", "fixed", "budgetmix")
+        f"hf:{tmp_path / name / 'final'}" for name in ("sft", "fixed", "budgetmix", "curriculum")
     }
     assert {e["split"] for e in episodes} == {"test"}
-    assert set(study["stage_wall_s"]) == {"sft", "fixed", "budgetmix", "passkt", "probe", "recovery"}
+    timing = json.loads((tmp_path / "timing.json").read_text())
+    assert set(timing) == {"sft", "fixed", "budgetmix", "curriculum", "passkt", "probe", "recovery"}
+    assert all(entry["wall_s"] > 0 and entry["cpu_s"] > 0 for entry in timing.values())
+    assert "wall_s_last_invocation" not in json.dumps(study)  # study.json holds no time
+    assert json.loads((tmp_path / "curriculum" / "run.json").read_text())["recipe"] == "curriculum"
     for stage in ("probe", "recovery"):
         assert (tmp_path / stage / "summary.json").is_file()
     text = (tmp_path / "study.md").read_text()
@@ -78,5 +99,10 @@ def test_study_trains_three_recipes_and_evaluates_them_on_test_tasks(tmp_path):
     ]
     assert all(claim["verdict"] in {"supported", "not_supported", "undecided"} for claim in claims.values())
     assert "0" in claims["recovery"]["per_k"] and claims["process_supervision"]["verdict"] == "undecided"
+    kept = study["probe_step_values"]["states_kept"]
+    assert bool(claims["single_step"]["sizes"]) == (kept > 0)  # the probes' log reaches the claim
+    assert "curriculum" in json.dumps(claims["budgetmix_robustness"]["per_budget"])
+    assert study["probe_step_values"]["states_examined"] >= study["probe_step_values"]["states_kept"]
+    assert "## Time" in text and "| total |" in text
     assert claims["budget_dependence"]["sizes"]["('fixed', 3)"]["tasks"] == 2
     assert "## Claims" in text and "## What this study can and cannot show" in text

@@ -12,9 +12,9 @@ from agentgym_budget.train.study_claims import claim_records, claims_markdown, s
 AGENTS = {"sft": "hf:runs/sft/final", "fixed": "hf:runs/fixed/final"}
 
 
-def _write(path, records):
+def _write(path, records, name="episodes.jsonl"):
     path.mkdir(parents=True)
-    (path / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (path / name).write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
 def _logs(tmp_path):
@@ -28,7 +28,7 @@ def _logs(tmp_path):
     recovery = [{"kind": "perturbed", "agent": AGENTS[a], "state_id": "s0", "k": k, "won": k == 0 or a == "fixed"}
                 for a in AGENTS for k in range(4)] + [{"kind": "natural", "agent": AGENTS["sft"]}]  # fmt: skip
     _write(tmp_path / "passkt", passkt)
-    _write(tmp_path / "probe", probes)
+    _write(tmp_path / "probe", probes, "probes.jsonl")  # the probe command's log name
     _write(tmp_path / "recovery", recovery)
 
 
@@ -72,7 +72,8 @@ def test_study_trains_each_rl_recipe_once_per_training_seed():
     config = StudyConfig(training_seeds=preset_settings("default")["training_seeds"])
     names = run_names(config)
     assert [directory for _, directory, _ in names] == [
-        "sft", "fixed", "fixed@1", "fixed@2", "budgetmix", "budgetmix@1", "budgetmix@2"
+        "sft", "fixed", "fixed@1", "fixed@2", "budgetmix", "budgetmix@1", "budgetmix@2", "curriculum", "curriculum@1",
+        "curriculum@2",
     ]  # fmt: skip
     seeds = {config.recipe(name, None, index).seed for name, _, index in names if name == "fixed"}
     assert seeds == {config.seed, config.seed + 1, config.seed + 2}
@@ -86,13 +87,16 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     study = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--eval-samples", "8"]))
-    assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 24, 3)
-    assert study.train.grpo.steps == 60 and study.train.sft.steps == 350
+    assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 20, 3)
+    assert study.train.grpo.steps == 50 and study.train.sft.steps == 350
     plain = build_study(parser.parse_args(["--out", "x"]))
     assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 30, 1)
     assert plain.train.sft_agent == "expert"
     noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
     assert noisy.train.sft_agent.startswith("noisy-expert")
+    arms = build_study(parser.parse_args(["--out", "x", "--arms", "curriculum,fixed", "--model", "smollm2-135m"]))
+    assert arms.arms == ("fixed", "curriculum") and arms.train.model == "smollm2-135m"
+    assert plain.arms == ("fixed", "budgetmix", "curriculum") and plain.train.model is None
     smoke = build_study(parser.parse_args(["--out", "x", "--preset", "smoke"]))
     assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)
 

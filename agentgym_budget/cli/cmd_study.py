@@ -1,15 +1,19 @@
-"""The study in one command: SFT, fixed-budget GRPO, BudgetMix GRPO, then Pass@(K,T), probes and recovery.
+"""The study in one command: SFT, RL arms (fixed, BudgetMix, curriculum, ...), then Pass@(K,T), probes and recovery.
 
-Trains three policies on the train split (recipes sft; fixed at --train-budget from the SFT model;
-budgetmix over --budgets from the SFT model, same steps and tasks), then evaluates the three
-checkpoints as hf:OUT/<recipe>/final agents on held-out tasks of the test split: the Pass@(K,T) grid
-(--eval-budgets, K in 1,2,4), single-step probes and recovery probes. Defaults: TextWorld Coin
-Collector level 3, the built-in tiny model, T=6, budgets 3,4,6,8 (the README's CPU study);
---preset smollm2 trains and evaluates SmolLM2-135M-Instruct instead (train --preset smollm2).
+Trains an SFT base on the train split, then each RL arm from it (--arms: fixed at --train-budget;
+budgetmix and curriculum over --budgets; budgetmix_turn and budgetmix_process: BudgetMix with
+turn-level credit, without and with the process reward; same steps and tasks), then evaluates every
+checkpoint as hf:OUT/<arm>/final agents on held-out tasks of the test split: the Pass@(K,T) grid
+(--eval-budgets), single-step probes at discriminating states the agents visited, and recovery probes
+(k = 0..3 forced errors). Defaults: TextWorld Coin Collector level 3, the built-in tiny model, T=6,
+budgets 4,5,6 (BudgetMix, curriculum), evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9
+outside the training range), arms fixed,budgetmix,curriculum. --preset smollm2 trains and evaluates
+SmolLM2-135M-Instruct instead (train --preset smollm2).
 
-Writes OUT/study.json (settings, wall time per stage, Pass@1 with 95% bootstrap intervals per agent
-and budget), OUT/study.md, and each stage's own outputs (OUT/sft, OUT/fixed, OUT/budgetmix,
-OUT/passkt, OUT/probe, OUT/recovery, with their plots). Rerun with the same --out to resume.
+Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
+distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
+(with wall and CPU time per stage), OUT/timing.json, and each stage's own outputs (OUT/sft, OUT/fixed,
+..., OUT/passkt, OUT/probe, OUT/recovery, with their plots). Rerun with the same --out to resume.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from agentgym_budget.cli.common import int_list, positive_int
 __all__: list[str] = []
 
 NAME = "study"
-HELP = "train SFT, fixed-budget RL and BudgetMix RL, then compare them on held-out tasks (CPU)"
+HELP = "train SFT and RL arms (fixed, BudgetMix, curriculum, ...), then compare them on held-out tasks (CPU)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     add_training_env_arguments(parser)
     parser.add_argument("--train-budget", type=positive_int, default=6, help="fixed recipe's budget (default 6)")
-    parser.add_argument("--budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="BudgetMix budgets")
-    parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 6, 8), metavar="T,...", help="grid budgets")
+    parser.add_argument(
+        "--budgets", type=int_list, default=(4, 5, 6), metavar="T,...", help="BudgetMix/curriculum budgets"
+    )
+    parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
     parser.add_argument(
         "--preset",
         choices=("smoke", "default", "full", "smollm2"),
@@ -61,6 +67,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-tasks", type=positive_int, default=None, help="train-split tasks (default 100)")
     parser.add_argument("--show-budget", action="store_true", help="train and evaluate with the budget shown")
     parser.add_argument(
+        "--arms",
+        type=lambda text: tuple(s.strip() for s in text.split(",") if s.strip()),
+        default=None,
+        metavar="A,...",
+        help="RL arms: fixed, budgetmix, curriculum, budgetmix_turn, budgetmix_process (default fixed,budgetmix,curriculum)",
+    )
+    parser.add_argument(
+        "--model", default=None, metavar="PATH", help="base policy SFT fine-tunes (default: tiny model)"
+    )
+    parser.add_argument(
         "--noisy-demonstrations", action="store_true", help="SFT on the noisy expert's wins (default: the clean expert)"
     )
     parser.add_argument(
@@ -68,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=lambda text: tuple(s.strip() for s in text.split(",") if s.strip()),
         default=None,
         metavar="S,...",
-        help="stages to run (default all: sft,fixed,budgetmix,passkt,probe,recovery)",
+        help="stages to run (default all: sft, the arms, passkt, probe, recovery)",
     )
     parser.add_argument("--workers", type=positive_int, default=2, help="evaluation worker processes (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
@@ -101,6 +117,8 @@ def build_study(args: argparse.Namespace):
         workers=args.workers,
         seed=args.seed,
         noisy_demonstrations=bool(getattr(args, "noisy_demonstrations", False)),
+        model=getattr(args, "model", None),
+        **({"arms": args.arms} if getattr(args, "arms", None) else {}),
         **sizes,
     )
     train = study.train
@@ -108,7 +126,7 @@ def build_study(args: argparse.Namespace):
         preset = train_preset(base)
         train = replace(
             train,
-            model=preset.model,
+            model=getattr(args, "model", None) or preset.model,
             device=preset.device,
             sft=replace(train.sft, **preset.sft),
             grpo=replace(train.grpo, **preset.grpo),

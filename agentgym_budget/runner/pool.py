@@ -15,6 +15,10 @@ were delivered). A worker that dies without a word (killed, out of memory) is re
 Workers ignore ``SIGINT``; on Ctrl-C the parent terminates them. Workers end by themselves as soon
 as the parent process dies, even by ``kill -9`` (:func:`~agentgym_budget.runner.parent_watch.exit_with_parent`).
 
+``AGENTGYM_BUDGET_INJECT_DELAYS=SECONDS`` makes every job sleep random times before it starts and
+before each result (:mod:`~agentgym_budget.runner.jitter`): a test that results do not depend on
+how the workers interleave.
+
 ``finalize`` (module-level, optional) runs in each worker after its last job, and in the calling
 process after the jobs when ``workers <= 1``, to release per-process resources.
 
@@ -49,6 +53,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentgym_budget.errors import InvalidOptionError, WorkerError, did_you_mean
+from agentgym_budget.runner.jitter import injected_delay
 from agentgym_budget.runner.parent_watch import exit_with_parent
 
 if TYPE_CHECKING:
@@ -137,7 +142,8 @@ def _worker_main(
                 return
             index, job = item
             try:
-                fn(job, lambda result, _index=index: results.put(("result", _index, result)))
+                injected_delay()
+                fn(job, lambda result, _index=index: _delayed(results.put)(("result", _index, result)))
             except BaseException as err:
                 results.put(("error", index, f"{type(err).__name__}: {err}\n{traceback.format_exc()}"))
                 return
@@ -145,6 +151,16 @@ def _worker_main(
     finally:
         if finalize is not None:
             finalize()
+
+
+def _delayed(deliver: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``deliver`` after an injected delay (:mod:`~agentgym_budget.runner.jitter`; none unless asked for)."""
+
+    def emit(result: Any) -> None:
+        injected_delay()
+        deliver(result)
+
+    return emit
 
 
 def _describe(job: Any) -> str:
@@ -193,7 +209,8 @@ def _run_here(
 ) -> None:
     try:
         for job in jobs:
-            fn(job, on_result)
+            injected_delay()
+            fn(job, _delayed(on_result))
     finally:
         if finalize is not None:
             finalize()

@@ -22,6 +22,7 @@ budget_dependence    Δ(T_large) - Δ(T_small), Δ(T) = rl - base at T          
 single_step          probe accuracy rl - base (90% interval, equivalence)     inside ±margin or < 0
 recovery             mean over k>=1 of [rl - base](k) - [rl - base](0)         interval > 0
 budgetmix_robustness mean over out-of-range budgets of budgetmix - fixed       interval > 0
+                     (also reported, not tested: curriculum - fixed, budgetmix - curriculum)
 process_supervision  mean over budgets of process - no-process arm             interval > 0
 ==================== ======================================================= ==========================
 """
@@ -52,7 +53,8 @@ class ClaimSettings:
     Attributes:
         base: The base policy (SFT).
         rl: The RL agent of claims 1-3.
-        fixed: The fixed-budget RL recipe; ``budgetmix``: the BudgetMix recipe.
+        fixed: The fixed-budget RL recipe; ``budgetmix``: the BudgetMix recipe; ``curriculum``: the curriculum
+            recipe (its contrasts with the other two are reported beside ``budgetmix_robustness``).
         process: The arm trained with the process signal; ``no_process``: the same recipe without it.
         large_budget: ``T_large`` of claim 1; ``small_budget``: ``T_small``.
         train_budgets: Budgets BudgetMix trained on (claim 4 uses the budgets outside their range).
@@ -65,6 +67,7 @@ class ClaimSettings:
     rl: str = "fixed"
     fixed: str = "fixed"
     budgetmix: str = "budgetmix"
+    curriculum: str = "curriculum"
     process: str = "budgetmix_process"
     no_process: str = "budgetmix"
     large_budget: int = 8
@@ -147,11 +150,12 @@ def _budget_claims(episodes: Sequence[Mapping[str, Any]], s: ClaimSettings) -> l
         f"mean over budgets {outside} (outside training {list(s.train_budgets)}) of Pass@1[{s.budgetmix}] - [{s.fixed}]",
         cells, mix or {(s.budgetmix, "none"): 1.0}, s,
     )  # fmt: skip
+    arms = (s.budgetmix, s.fixed, s.curriculum)
     robustness["per_budget"] = {
-        str(b): {a: round(float(cells[(a, b)].mean()), 6) for a in (s.budgetmix, s.fixed) if (a, b) in cells}
-        for b in budgets
+        str(b): {a: round(float(cells[(a, b)].mean()), 6) for a in arms if (a, b) in cells} for b in budgets
     }
-    for agent in (s.budgetmix, s.fixed):
+    robustness["secondary"] = _secondary(cells, outside, s)
+    for agent in arms:
         means = [float(cells[(agent, b)].mean()) for b in budgets if (agent, b) in cells]
         if means:
             robustness[f"worst_{agent}"], robustness[f"spread_{agent}"] = (
@@ -165,6 +169,18 @@ def _budget_claims(episodes: Sequence[Mapping[str, Any]], s: ClaimSettings) -> l
         "process_supervision", f"mean over budgets of Pass@1[{s.process}] - Pass@1[{s.no_process}]", cells, process, s
     )
     return [interaction, robustness, supervision]
+
+
+def _secondary(cells: dict, outside: list[int], s: ClaimSettings) -> dict[str, Any]:
+    """The curriculum's contrasts over the out-of-range budgets (intervals only: outside the Holm family)."""
+    found = {}
+    for first, second in ((s.curriculum, s.fixed), (s.budgetmix, s.curriculum)):
+        weights = {(a, b): sign / len(outside) for b in outside for a, sign in ((first, 1.0), (second, -1.0))}
+        if not outside or any(key not in cells for key in weights):
+            continue
+        result = contrast_interval(cells, weights, resamples=s.resamples, seed=s.seed)
+        found[f"{first} - {second}"] = {**result.interval.to_json(), "p_value": round(result.p_value, 6)}
+    return found
 
 
 def _recovery_claim(recovery: Sequence[Mapping[str, Any]], s: ClaimSettings) -> dict:

@@ -1,8 +1,10 @@
 """The study's claims from its logs, and the part of ``study.md`` that says what the study can and cannot show.
 
-:func:`claim_records` turns the logs of one study directory (``passkt/``, ``probe/``, ``recovery/``
-``episodes.jsonl``) into the plain records :func:`agentgym_budget.stats.claims.decide_claims` reads, with
-agents named by recipe (``sft``, ``fixed``, ``budgetmix``) and the training seed given. Outcomes:
+:func:`claim_records` turns the logs of one study directory (``passkt/episodes.jsonl``, ``probe/probes.jsonl``,
+``recovery/episodes.jsonl``) into the plain records :func:`agentgym_budget.stats.claims.decide_claims` reads, with
+agents named by recipe (``sft``, ``fixed``, ``budgetmix``, ...) and the training seed given, in a canonical
+order (agent, task or state, ``k``, budget, sample), so the claims do not depend on the order in which
+worker processes logged the records. Outcomes:
 
 * Pass@(1,T): in ``prefix`` mode an episode run at the largest budget counts as won at ``T`` when
   ``success_turn <= T``; in ``independent`` mode, the ``won`` of the episode run at ``T``;
@@ -27,9 +29,15 @@ from agentgym_budget.stats.claims import ClaimSettings, decide_claims
 __all__ = ["claim_records", "claims_markdown", "study_claims"]
 
 
-def _log(directory: Path) -> list[dict[str, Any]]:
-    path = directory / "episodes.jsonl"
-    return read_jsonl(path) if path.exists() else []
+def _order(record: dict[str, Any]) -> tuple[str, ...]:
+    fields = ("agent", "task_id", "state_id", "k", "budget", "sample")
+    return tuple(repr(record.get(name)) for name in fields)
+
+
+def _log(directory: Path, name: str = "episodes.jsonl") -> list[dict[str, Any]]:
+    """The records of a stage's log in a canonical order: log order depends on how workers interleaved."""
+    path = directory / name
+    return sorted(read_jsonl(path), key=_order) if path.exists() else []
 
 
 def claim_records(
@@ -62,7 +70,7 @@ def claim_records(
             "state_id": r["state_id"],
             "correct": bool(r["optimal"]),
         }
-        for r in _log(out / "probe")
+        for r in _log(out / "probe", "probes.jsonl")
         if r.get("kind") == "probe" and r.get("agent") in names
     ]
     recovery = [
@@ -77,8 +85,14 @@ def claim_records(
 def study_claims(out: str | Path, config: Any, agents: Mapping[str, str]) -> list[dict[str, Any]]:
     """The claims of a study directory (``config``: its :class:`~agentgym_budget.train.study.StudyConfig`)."""
     budgets = sorted(config.eval_budgets)
+    from agentgym_budget.train.study_arms import no_process_arm
+
     settings = ClaimSettings(
-        large_budget=budgets[-1], small_budget=budgets[0], train_budgets=tuple(config.budgets), seed=config.seed
+        large_budget=budgets[-1],
+        small_budget=budgets[0],
+        train_budgets=tuple(config.budgets),
+        no_process=no_process_arm(getattr(config, "arms", ())),
+        seed=config.seed,
     )
     return decide_claims(*claim_records(out, agents, budgets), settings)
 
@@ -87,8 +101,29 @@ def _cell(value: Any, pattern: str) -> str:
     return "n/a" if value is None else format(value, pattern)
 
 
+HALF_WIDTH_TARGET = 0.05
+"""The half-width the study's sizes aim at for every claim's interval (issue 21, item 4)."""
+
+
+def _power_line(claims: Sequence[Mapping[str, Any]]) -> str:
+    widths = {c["claim"]: (c.get("interval") or {}).get("half_width") for c in claims}
+    measured = {name: width for name, width in widths.items() if width is not None}
+    met = [name for name, width in measured.items() if width <= HALF_WIDTH_TARGET]
+    return (
+        f"- Power: half-width target <= {HALF_WIDTH_TARGET}; achieved by {len(met)} of {len(measured)} measured "
+        f"claims ({', '.join(f'{n} {w:.3f}' for n, w in measured.items()) or 'none'})."
+    )
+
+
 def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1) -> list[str]:
-    """Lines of ``study.md``: the claims table and what the study can and cannot show."""
+    """Lines of ``study.md``: the claims table and what the study can and cannot show.
+
+    Example:
+        >>> claim = {"claim": "recovery", "statistic": "s", "estimate": 0.1, "verdict": "undecided",
+        ...          "interval": {"low": 0.0, "high": 0.2, "confidence": 0.95, "half_width": 0.1}}
+        >>> [line for line in claims_markdown([claim]) if line.startswith("- Power")]
+        ['- Power: half-width target <= 0.05; achieved by 0 of 1 measured claims (recovery 0.100).']
+    """
     lines = [
         "## Claims",
         "",
@@ -112,6 +147,7 @@ def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1
         "",
         "- Sizes per cell (training seeds x tasks or states x episodes): "
         + ("; ".join(f"{n}: {s['seeds']}x{s['tasks']}x{s['episodes']}" for n, s in sorted(sizes.items())) or "none"),
+        _power_line(claims),
         f"- Training seeds per recipe: {training_seeds}."
         + (" One seed: the run-to-run spread of training is NOT in the intervals." if training_seeds < 3 else ""),
         "- Intervals: hierarchical bootstrap over training seeds, shared tasks/states and episodes; each is marginal,"

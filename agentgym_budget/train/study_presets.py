@@ -1,9 +1,22 @@
 """Named sizes of the study: ``smoke`` (the tests' end-to-end run), ``default``, ``full`` and ``smollm2``.
 
 A preset fixes the evaluation sizes, the number of training seeds per RL recipe and the training
-steps; everything else (task, budgets, workers, seed) stays as given. ``default`` is sized for the
-claims' headline contrasts (about 16 episodes per task and budget, 3 training seeds per RL recipe);
-its wall time on a quiet 2-core machine has not been measured yet (target: 90 minutes).
+steps; everything else (task, budgets, arms, workers, seed) stays as given. ``default`` is sized for
+the claims' headline contrasts (16 episodes per task and budget, 3 training seeds per RL arm) within
+about 90 minutes on a quiet 2-core machine with the default arms (fixed, budgetmix, curriculum).
+
+Its estimate, from the stage costs of the measured 1-seed default study (docs/study.md: SFT 350
+steps 8.5 min; GRPO 5.3 to 6.6 s a step; Pass@(K,T) 0.42 s an episode at 2 workers; probes and
+recovery about 1 minute each for 3 agents), scaled: SFT 8.5 + 9 RL runs x 50 steps x 6 s (45) +
+10 agents x 20 tasks x 16 episodes x 0.45 s (24) + probes (about 4) + recovery (about 5): about 87
+minutes. With 60 RL steps and 24 tasks it was about 101. The ``smoke`` preset's stage times do not
+scale to it: its 4-step SFT model writes until the token limit every turn, so its 2 GRPO steps took
+5 minutes under load.
+
+Task (the study's default, Coin Collector level 3): the expert's route is 3 turns on all 16 test
+tasks checked (level 5: 5; level 10: 10; Cooking difficulty 1: 3, and its progress moves, 0 -> 0.33
+after the first step, where Coin Collector's stays 0). See the report of the study's
+measurements for the base policy's Pass@(1,T) curve behind the choice.
 
 ``smollm2`` runs every stage on SmolLM2-135M-Instruct (``train_preset``: the base model, SFT and
 GRPO settings of ``train --preset smollm2``; the RL recipes start from its SFT model and the three
@@ -55,14 +68,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train_tasks": 4,
     },
     "default": {
-        "eval_tasks": 24,
+        "eval_tasks": 20,
         "eval_samples": 16,
         "eval_ks": (1, 2, 4),
-        "probe_states": 40,
-        "recovery_states": 20,
+        "probe_states": 30,
+        "recovery_states": 16,
         "training_seeds": 3,
         "sft_steps": 350,
-        "rl_steps": 60,
+        "rl_steps": 50,
         "train_tasks": 100,
     },
     "full": {

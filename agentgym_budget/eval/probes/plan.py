@@ -37,12 +37,13 @@ from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
 from agentgym_budget.eval.figures import write_summary_set
+from agentgym_budget.eval.probes.discriminate import STATE_AGENT, STATE_KIND, STATE_SAMPLE
 from agentgym_budget.eval.probes.states import (
     ReferenceStates,
     Trajectory,
 )
-from agentgym_budget.eval.probes.summary import ProbeSummary, summarize_probes
-from agentgym_budget.eval.process_signal import SignalPoint, analyze_signal
+from agentgym_budget.eval.probes.summary import ProbeSummary, probe_signal_points, summarize_probes
+from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
@@ -57,7 +58,10 @@ RUN_FILE = "run.json"
 SELF = "self"
 """Continuation name meaning "the probed agent plays on"."""
 
-_PINNED = ("envs", "seed", "reference", "reference_agent", "budget", "slack", "continuation", "rollouts", "show_budget")
+_PINNED = (
+    "envs", "seed", "reference", "reference_agent", "budget", "slack", "continuation", "rollouts", "show_budget",
+    "min_value_gap", "max_candidates",
+)  # fmt: skip
 
 
 def probe_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -90,6 +94,9 @@ class ProbeConfig(ReferenceStates):
         slack: Turns beyond the expert's solution length when ``budget`` is ``None`` (expert reference).
         continuation: Continuation policy: an agent name, or ``"self"``.
         rollouts: Continuations per action (``self``: one per sample).
+        min_value_gap: Keep only states where the admissible actions' continuation values differ by at least
+            this much (:mod:`.discriminate`); ``0``: keep every state.
+        max_candidates: Admissible actions valued per state by that filter (the first ones listed).
         show_budget: Agents see their budget.
         seed: Seed of the run.
         workers: Worker processes.
@@ -97,7 +104,8 @@ class ProbeConfig(ReferenceStates):
         resamples: Bootstrap resamples.
 
     Raises:
-        InvalidOptionError: Bad numbers, no agent, an agent twice.
+        InvalidOptionError: Bad numbers, no agent, an agent twice, or the state filter with the ``self``
+            continuation (the filter needs a fixed policy).
     """
 
     envs: tuple[EnvRef, ...]
@@ -112,6 +120,8 @@ class ProbeConfig(ReferenceStates):
     slack: int = 1
     continuation: str = "expert"
     rollouts: int = 1
+    min_value_gap: float = 0.0
+    max_candidates: int = 8
     show_budget: bool = False
     seed: int = 0
     workers: int = 2
@@ -133,6 +143,20 @@ class ProbeConfig(ReferenceStates):
             object.__setattr__(self, "depths", depths)
         if self.continuation != SELF:
             object.__setattr__(self, "continuation", parse_agent(self.continuation).name)
+        count(self.max_candidates, "max_candidates")
+        gap = self.min_value_gap
+        if isinstance(gap, bool) or not isinstance(gap, int | float) or not 0 <= gap <= 1:
+            raise InvalidOptionError(f"min_value_gap must be a number in [0, 1] (a difference of values), got {gap!r}.")
+        if gap > 0 and self.continuation == SELF:
+            raise InvalidOptionError(
+                "min_value_gap > 0 values every candidate action with a fixed continuation policy; "
+                f"continuation={SELF!r} is the probed agent. Give continuation='expert' (or another agent)."
+            )
+
+    @property
+    def filters_states(self) -> bool:
+        """Whether only discriminating states are probed (``min_value_gap > 0``)."""
+        return self.min_value_gap > 0
 
     @property
     def specs(self) -> tuple[AgentSpec, ...]:
@@ -163,6 +187,12 @@ class ProbeConfig(ReferenceStates):
             "seed": self.seed,
             "confidence": self.confidence,
             "bootstrap_resamples": self.resamples,
+            # only with the filter, so the run.json of earlier runs still matches
+            **(
+                {"min_value_gap": self.min_value_gap, "max_candidates": self.max_candidates}
+                if self.filters_states
+                else {}
+            ),
         }
 
 
@@ -211,9 +241,15 @@ def _wanted(config: ProbeConfig, trajectory: Trajectory, records: Sequence[Mappi
     if not records:
         return set()
     depths = config.chosen_depths(trajectory, int(records[0]["length"]))
+    rejected = {r["state_id"] for r in records if r.get("kind") == STATE_KIND and not r.get("discriminating")}
+    states = [trajectory.state_id(d) for d in depths]
     return {
-        (spec.name, trajectory.state_id(d), s) for spec in config.specs for d in depths for s in range(config.samples)
-    }
+        (spec.name, state, s)
+        for spec in config.specs
+        for state in states
+        if state not in rejected
+        for s in range(config.samples)
+    } | ({(STATE_AGENT, state, STATE_SAMPLE) for state in states} if config.filters_states else set())
 
 
 def reference_trajectories(config: ProbeConfig) -> dict[EnvRef, list[Trajectory]]:
@@ -234,25 +270,10 @@ def plan_probe_jobs(
             logged = _logged(records, config, env, trajectory)
             done = {(r["agent"], r["state_id"], int(r["sample"])) for r in logged}
             wanted = _wanted(config, trajectory, logged)
-            if wanted and wanted <= done:
+            if logged and wanted <= done:
                 continue
             jobs.append(ProbeJob(config, env, trajectory, frozenset(done)))
     return jobs
-
-
-def probe_signal_points(records: Sequence[Mapping[str, Any]]) -> list[SignalPoint]:
-    """The process-signal points of probe records: the state's progress, the action's change, its value."""
-    return [
-        SignalPoint(
-            family=r.get("family", "?"),
-            progress=float(r["progress"]),
-            delta=float(r["progress_delta"]),
-            success=float(r["value"]),
-            optimal=bool(r["optimal"]),
-            error=bool(r["error"]),
-        )
-        for r in records
-    ]
 
 
 @dataclass
@@ -337,7 +358,11 @@ class _Probe(Analysis):
             for trajectory in planned:
                 logged = _logged(store.records, self.config, env, trajectory)
                 wanted = _wanted(self.config, trajectory, logged)
-                records += [r for r in logged if (r["agent"], r["state_id"], int(r["sample"])) in wanted]
+                records += [
+                    r
+                    for r in logged
+                    if r.get("kind") != STATE_KIND and (r["agent"], r["state_id"], int(r["sample"])) in wanted
+                ]
         return records
 
     def summarise(self, records: list[dict[str, Any]], played: int, plan: JobPlan) -> ProbeRun:

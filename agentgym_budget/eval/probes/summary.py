@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, bootstrap_ci, paired_bootstrap_ci
+from agentgym_budget.eval.process_signal import SignalPoint
 
 __all__ = ["AgentProbes", "Estimate", "ProbeComparison", "ProbeSummary", "estimate", "summarize_probes"]
 
@@ -334,3 +335,18 @@ def format_probe_summary(summary: ProbeSummary) -> str:
         ]
     lines.append(f"\nIntervals: {summary.confidence:.0%} bootstrap over states ({summary.resamples} resamples).")
     return "\n".join(lines)
+
+
+def probe_signal_points(records: Sequence[Mapping[str, Any]]) -> list[SignalPoint]:
+    """The process-signal points of probe records: the state's progress, the action's change, its value."""
+    return [
+        SignalPoint(
+            family=r.get("family", "?"),
+            progress=float(r["progress"]),
+            delta=float(r["progress_delta"]),
+            success=float(r["value"]),
+            optimal=bool(r["optimal"]),
+            error=bool(r["error"]),
+        )
+        for r in records
+    ]

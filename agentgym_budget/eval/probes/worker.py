@@ -33,6 +33,7 @@ import inspect
 from typing import Any
 
 from agentgym_budget.agents.base import close_agent, close_shared_resources, required_info_keys
+from agentgym_budget.eval.probes.discriminate import STATE_AGENT, STATE_SAMPLE, candidate_values, state_record
 from agentgym_budget.eval.probes.judge import (
     JUDGE_INFO_KEYS,
     ActionOutcome,
@@ -160,6 +161,23 @@ def _probe_record(
     }
 
 
+async def _keep_state(job: Any, judge: StateJudge, point: ProbePoint, emit: Emit) -> bool:
+    """Value every candidate action of ``point``; log the state once; whether its actions differ enough in value."""
+    config = job.config
+    values = await candidate_values(
+        judge,
+        point,
+        config.continuation_spec,
+        rollouts=config.rollouts,
+        seed=config.seed,
+        limit=config.max_candidates,
+    )
+    record = state_record(job.env.to_json(), point, config.continuation, values, config.min_value_gap)
+    if (STATE_AGENT, point.state_id, STATE_SAMPLE) not in job.done:
+        emit(record)
+    return bool(record["discriminating"])
+
+
 async def _probe_job(job: Any, emit: Emit) -> None:
     config = job.config
     keys = set(JUDGE_INFO_KEYS)
@@ -182,6 +200,8 @@ async def _probe_job(job: Any, emit: Emit) -> None:
         points = walk(env, trajectory, select, budget=budget)
         for point in points:
             judge = StateJudge(env, point, show_budget=config.show_budget)
+            if config.filters_states and not await _keep_state(job, judge, point, emit):
+                continue
             for spec in config.specs:
                 for sample in range(config.samples):
                     if (spec.name, point.state_id, sample) in job.done:

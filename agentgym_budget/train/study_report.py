@@ -1,0 +1,82 @@
+"""``study.md``: the study's tables, the probes' step-value distribution, the claims, and the time each stage took.
+
+Example:
+    >>> lines = timing_lines({"sft": {"wall_s": 60.0, "cpu_s": 110.0, "load_start": 1.0, "load_end": 2.5}})
+    >>> lines[-3]
+    '| sft | 1.0 | 1.8 | 1.00 -> 2.50 |'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentgym_budget.train.study_claims import claims_markdown
+
+__all__ = ["step_value_lines", "study_markdown", "timing_lines"]
+
+
+def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """The wall and CPU minutes of every stage, with the 1-minute load average at its start and end."""
+    lines = ["| stage | wall min | CPU min | load (1 min) |", "|---|---|---|---|"]
+    for stage, entry in times.items():
+        lines.append(
+            f"| {stage} | {entry['wall_s'] / 60:.1f} | {entry['cpu_s'] / 60:.1f} | "
+            f"{entry['load_start']:.2f} -> {entry['load_end']:.2f} |"
+        )
+    wall, cpu = sum(e["wall_s"] for e in times.values()), sum(e["cpu_s"] for e in times.values())
+    return [*lines, f"| total | {wall / 60:.1f} | {cpu / 60:.1f} | |", ""]
+
+
+def step_value_lines(distribution: Mapping[str, Any]) -> list[str]:
+    """The per-state step value of every agent: quantiles and histogram counts (a saturated metric shows at once)."""
+    lines = [
+        "## Probe step values",
+        "",
+        f"States examined {distribution['states_examined']}, kept {distribution['states_kept']} (best and worst "
+        f"admissible action's expert-continuation values differ by >= {distribution['value_gap']}); states come "
+        "from the evaluated agents' own held-out episodes. Per agent, the distribution over kept states of the "
+        "step value (share of expert continuations that win after the agent's action, mean over its samples); "
+        f"histogram bins {distribution['bins'][0]}-{distribution['bins'][-1]} by 0.1.",
+        "",
+        "| agent | states | mean | min | q10 | q25 | median | q75 | q90 | max | histogram |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, entry in distribution["agents"].items():
+        quantiles = " | ".join(f"{value:.2f}" for value in entry["quantiles"].values())
+        lines.append(
+            f"| {name} | {entry['states']} | {entry['mean']:.3f} | {quantiles} | {' '.join(map(str, entry['histogram']))} |"
+        )
+    return [*lines, ""]
+
+
+def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, str], times: Mapping[str, Any]) -> str:
+    """The text of ``study.md`` (``config``: the :class:`~agentgym_budget.train.study.StudyConfig`)."""
+    lines = [
+        f"# Study on {config.env_id} ({config.env_kwargs}), held-out test tasks",
+        "",
+        f"Training budget T={config.train_budget}; BudgetMix and curriculum budgets {list(config.budgets)}; arms "
+        f"{', '.join(config.arms)} ({config.training_seeds} training seed(s) each) from one SFT base; "
+        f"{config.eval_tasks} test tasks x {config.eval_samples} episodes per agent and budget.",
+        "",
+        "| agent | T | Pass@1 | 95% CI | tasks |",
+        "|---|---|---|---|---|",
+    ]
+    for row in study["pass@1"]:
+        lines.append(
+            f"| {row['agent']} | {row['budget']} | {row['pass@1']:.3f} | [{row['low']:.3f}, {row['high']:.3f}] | "
+            f"{row['tasks']} |"
+        )
+    lines += ["", "| difference | T | Pass@1 difference | 95% CI (paired) | tasks |", "|---|---|---|---|---|"]
+    for row in study["differences"]:
+        lines.append(
+            f"| {row['pair']} | {row['budget']} | {row['diff']:+.3f} | [{row['low']:+.3f}, {row['high']:+.3f}] | "
+            f"{row['tasks']} |"
+        )
+    lines += ["", "## Time", "", *timing_lines(times)]
+    if study["probe_step_values"]["states_examined"]:
+        lines += step_value_lines(study["probe_step_values"])
+    lines += claims_markdown(study["claims"], config.training_seeds)
+    for name, text in texts.items():
+        lines += [f"## {name}", "", "```", text, "```", ""]
+    return "\n".join(lines)
