@@ -2,21 +2,22 @@
 
 A preset fixes the evaluation sizes, the number of training seeds per RL recipe and the training
 steps; everything else (task, budgets, arms, workers, seed) stays as given. ``default`` is sized for
-the claims' headline contrasts (16 episodes per task and budget, 3 training seeds per RL arm) within
-about 90 minutes on a quiet 2-core machine with the default arms (fixed, budgetmix, curriculum).
-
-Its estimate, from the stage costs of the measured 1-seed default study (docs/study.md: SFT 350
-steps 8.5 min; GRPO 5.3 to 6.6 s a step; Pass@(K,T) 0.42 s an episode at 2 workers; probes and
-recovery about 1 minute each for 3 agents), scaled: SFT 8.5 + 9 RL runs x 50 steps x 6 s (45) +
-10 agents x 20 tasks x 16 episodes x 0.45 s (24) + probes (about 4) + recovery (about 5): about 87
-minutes. With 60 RL steps and 24 tasks it was about 101. The ``smoke`` preset's stage times do not
-scale to it: its 4-step SFT model writes until the token limit every turn, so its 2 GRPO steps took
-5 minutes under load.
+the claims' headline contrasts (16 episodes per task and budget, 3 training seeds per RL arm) with the
+default arms (fixed, budgetmix, curriculum). It does **not** fit 90 minutes today: in its one run
+(2026-12-04, 2 workers, load 3-12), training took 48 min wall and 32 min CPU (SFT 350 steps 13 min wall;
+each 50-step RL run 2.5-9 min wall, 2.5-4.7 min CPU), and then the Pass@(K,T) grid ran at about
+5.6 s an episode (load 5) instead of the 0.42 s of the earlier 1-seed study: its 3,200 episodes would
+take about 5 hours, and the run was stopped there. The SFT base trained on the clean expert's wins
+often answers with format debris (``</tool_call>``, "The episode is over") and writes to the token
+limit every turn, which is both why episodes are slow and why it leaves the budgets little room
+(Pass@1 0.03 at T = 3, 4, 6 and 0.06 at T = 9 after 150 SFT steps; 16 tasks x 4 episodes). Fixing
+that base comes before sizing this preset again. The ``smoke`` preset's stage times do not scale
+to it either: its 4-step SFT model also writes until the token limit every turn.
 
 Task (the study's default, Coin Collector level 3): the expert's route is 3 turns on all 16 test
 tasks checked (level 5: 5; level 10: 10; Cooking difficulty 1: 3, and its progress moves, 0 -> 0.33
-after the first step, where Coin Collector's stays 0). See the report of the study's
-measurements for the base policy's Pass@(1,T) curve behind the choice.
+after the first step, where Coin Collector's stays 0). docs/study.md gives the base policy's
+Pass@(1,T) curves behind the choice.
 
 ``smollm2`` runs every stage on SmolLM2-135M-Instruct (``train_preset``: the base model, SFT and
 GRPO settings of ``train --preset smollm2``; the RL recipes start from its SFT model and the three
