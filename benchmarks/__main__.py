@@ -41,7 +41,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "webshop_snapshot": ([], ["--smoke"]),
     "alfworld_resources": ([], ["--smoke"]),
     "alfworld_reset_cache": ([], ["--smoke"]),
-    "textworld_reset_cache": (["--tasks", "1000", "--cooking-tasks", "100", "--draws", "1000"], ["--smoke"]),
+    "textworld_reset_cache": (["--tasks", "1000", "--draws", "1000"], ["--smoke"]),
     "webshop_speed": ([], ["--smoke"]),
     "vector_env": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
