@@ -152,6 +152,19 @@ class ProbePoint:
         """``progress`` at this state."""
         return float(self.info.get("progress", 0.0))
 
+    def record_fields(self) -> dict[str, Any]:
+        """The fields naming this state in the probe logs (task, source, state id, depth, budget, plan length)."""
+        return {
+            "task_id": self.trajectory.task_id,
+            "source": self.trajectory.source,
+            "state_id": self.state_id,
+            "depth": self.depth,
+            "length": self.length,
+            "budget": self.budget,
+            "turns_left": self.budget - self.depth,
+            "plan_length": len(self.plan),
+        }
+
 
 def expert_trajectories(task_ids: Iterable[str], seed: int) -> list[Trajectory]:
     """The expert's trajectory on each task, reset with :func:`~agentgym_budget.runner.seeds.episode_seed` ``(seed, task, 0)``."""
