@@ -81,13 +81,8 @@ def run_scripts(names: list[str], smoke: bool, jobs: int) -> list[str]:
         return run_script(name, smoke_arguments if smoke else full, capture=jobs > 1)
 
     if jobs > 1:
-        names = sorted(
-            names,
-            key=lambda name: (
-                name not in SMOKE_LONGEST_FIRST,
-                SMOKE_LONGEST_FIRST.index(name) if name in SMOKE_LONGEST_FIRST else 0,
-            ),
-        )
+        first = [name for name in SMOKE_LONGEST_FIRST if name in names]
+        names = first + [name for name in names if name not in first]
     failed = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         running = {pool.submit(one, name): name for name in names}
