@@ -83,7 +83,7 @@ def test_the_smollm2_study_preset_routes_every_stage_through_smollm2():
     add_arguments(parser)
     study = build_study(parser.parse_args(["--out", "x", "--preset", "smollm2"]))
     sizes = preset_settings("smollm2")
-    assert study.recipe("sft").model == "smollm2-135m" and study.train.sft_agent == "expert"
+    assert study.recipe("sft").model == "smollm2-135m" and study.train.sft_mask_errors
     assert study.recipe("sft").sft.steps == sizes["sft_steps"] and study.recipe("sft").sft.batch_size == 4
     for name in ("fixed", "budgetmix"):
         rl = study.recipe(name, Path("x/sft/final"))

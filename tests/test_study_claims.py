@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.train.study_claims import claim_records, claims_markdown, study_claims
 
 AGENTS = {"sft": "hf:runs/sft/final", "fixed": "hf:runs/fixed/final"}
@@ -91,9 +92,13 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     assert study.train.grpo.steps == 50 and study.train.sft.steps == 350
     plain = build_study(parser.parse_args(["--out", "x"]))
     assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 30, 1)
-    assert plain.train.sft_agent == "expert"
+    assert plain.train.sft_agent.startswith("noisy-expert") and plain.train.sft_mask_errors
     noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
-    assert noisy.train.sft_agent.startswith("noisy-expert")
+    assert noisy.train.sft_agent.startswith("noisy-expert") and not noisy.train.sft_mask_errors
+    clean = build_study(parser.parse_args(["--out", "x", "--demonstrations", "clean"]))
+    assert (clean.train.sft_agent, clean.train.sft_mask_errors) == ("expert", False)
+    with pytest.raises(InvalidOptionError, match="contradicts"):
+        build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations", "--demonstrations", "clean"]))
     arms = build_study(parser.parse_args(["--out", "x", "--arms", "curriculum,fixed", "--model", "smollm2-135m"]))
     assert arms.arms == ("fixed", "curriculum") and arms.train.model == "smollm2-135m"
     assert plain.arms == ("fixed", "budgetmix", "curriculum") and plain.train.model is None

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from agentgym_budget.cli.cmd_train import add_training_env_arguments, env_args_of
 from agentgym_budget.cli.common import int_list, positive_int
+from agentgym_budget.errors import InvalidOptionError
 
 __all__: list[str] = []
 
@@ -77,8 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--model", default=None, metavar="PATH", help="base policy SFT fine-tunes (default: tiny model)"
     )
     parser.add_argument(
-        "--noisy-demonstrations", action="store_true", help="SFT on the noisy expert's wins (default: the clean expert)"
+        "--demonstrations",
+        choices=("masked", "clean", "noisy"),
+        default=None,
+        help="SFT data: the noisy expert's wins with its errors masked from the loss (masked, default), the "
+        "expert's wins (clean), or the noisy expert's wins errors included (noisy)",
     )
+    parser.add_argument("--noisy-demonstrations", action="store_true", help="same as --demonstrations noisy")
     parser.add_argument(
         "--stages",
         type=lambda text: tuple(s.strip() for s in text.split(",") if s.strip()),
@@ -93,6 +99,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _demonstrations(args: argparse.Namespace) -> str:
+    chosen = getattr(args, "demonstrations", None)
+    if getattr(args, "noisy_demonstrations", False):
+        if chosen not in (None, "noisy"):
+            raise InvalidOptionError(f"--noisy-demonstrations contradicts --demonstrations {chosen}; give one.")
+        return "noisy"
+    return chosen or "masked"
 
 
 def build_study(args: argparse.Namespace):
@@ -116,7 +131,7 @@ def build_study(args: argparse.Namespace):
         eval_budgets=args.eval_budgets,
         workers=args.workers,
         seed=args.seed,
-        noisy_demonstrations=bool(getattr(args, "noisy_demonstrations", False)),
+        demonstrations=_demonstrations(args),
         model=getattr(args, "model", None),
         **({"arms": args.arms} if getattr(args, "arms", None) else {}),
         **sizes,

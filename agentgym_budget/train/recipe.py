@@ -85,6 +85,8 @@ class TrainConfig:
             answered the same direction in every room, held-out greedy accuracy of moves 0.15 to 0.23
             after 150 or 350 SFT steps); with 100 tasks and 350 steps it reads it (0.47).
         sft_agent: The scripted agent whose won episodes are the demonstrations.
+        sft_mask_errors: Leave the demonstrator's errors (commands that were not the expert's action in their
+            state) out of the SFT loss: the model still reads the states they lead to and learns the recovery.
         sft_episodes_per_task: Demonstration episodes per task.
         tiny: Size of the built-in tiny model.
         sft: SFT hyper-parameters.
@@ -120,6 +122,7 @@ class TrainConfig:
     init: str | None = None
     train_tasks: int = 100
     sft_agent: str = "noisy-expert-recover:eps=0.2"
+    sft_mask_errors: bool = False
     sft_episodes_per_task: int = 2
     tiny: TinyModelSpec = field(default_factory=TinyModelSpec)
     sft: SFTSettings = field(default_factory=lambda: SFTSettings(steps=350, save_steps=50))
@@ -313,6 +316,7 @@ def _sft_phase(config: TrainConfig, out: Path, progress: bool, plots: bool) -> P
         callbacks=_plot_on_save(out, plots),
         report_to=config.report_to,
         device=config.device,
+        masked_turns=data.off_expert_turns if config.sft_mask_errors else None,
     )
     _save_final(model, tokenizer, final, config.chat_format())
     return final

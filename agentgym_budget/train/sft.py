@@ -1,9 +1,10 @@
 """Supervised fine-tuning of the base policy with TRL's ``SFTTrainer`` on tool-calling conversations.
 
-The conversations (:mod:`agentgym_budget.train.trajectories`) become a conversational dataset
-(``messages`` plus the ``act`` tool's schema in ``tools``); the loss covers the assistant turns only
-(``assistant_only_loss``: TRL swaps in the training variant of the chat template, with generation
-markers). Checkpoints are saved every ``save_steps`` into ``checkpoints/``; :func:`run_sft` resumes
+The conversations (:mod:`agentgym_budget.train.trajectories`) are rendered with the ``act`` tool's
+schema and tokenized by :func:`tokenized_examples`; the loss covers the assistant turns only (the
+chat template's generation markers, TRL's training variant of the template when the model's own has
+none, exactly what TRL's ``assistant_only_loss`` trains), minus the ``masked_turns`` given: e.g. a
+noisy demonstrator's errors, so the model learns the recoveries that follow them but not the errors. Checkpoints are saved every ``save_steps`` into ``checkpoints/``; :func:`run_sft` resumes
 from the last one when asked (TRL's ``resume_from_checkpoint``: weights, optimiser, scheduler, RNG
 states and the data position).
 
@@ -28,7 +29,7 @@ from agentgym_budget.train.device import DeviceSettings, trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
 from agentgym_budget.train.quiet import quiet_trainer
 
-__all__ = ["SFTSettings", "last_checkpoint", "run_sft"]
+__all__ = ["SFTSettings", "last_checkpoint", "run_sft", "tokenized_examples"]
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,6 @@ def _sft_arguments(
         lr_scheduler_type="cosine",
         warmup_steps=max(1, settings.steps // 20),
         logging_steps=max(1, min(10, settings.steps // 10)),
-        assistant_only_loss=True,
         max_length=settings.max_length,
         packing=False,
         **trainer_arguments(
@@ -107,10 +107,12 @@ def run_sft(
     callbacks: Sequence[Any] = (),
     report_to: Sequence[str] = (),
     device: DeviceSettings | None = None,
+    masked_turns: Sequence[Sequence[int]] | None = None,
 ) -> Any:
     """Fine-tune ``model`` on ``conversations``; returns TRL's ``TrainOutput``.
 
     Writes ``out/checkpoints/checkpoint-N`` and appends every log to ``out/metrics.jsonl``.
+    ``masked_turns`` (one list per conversation) names tool-calling turns left out of the loss.
     ``callbacks`` are extra ``transformers.TrainerCallback`` s; ``device`` places the training (default: the
     CPU, fp32; :mod:`agentgym_budget.train.device`).
 
@@ -123,10 +125,7 @@ def run_sft(
     if not conversations:
         raise DataError("No conversation to fine-tune on (the agent won no episode?): play more episodes.")
     out = Path(out)
-    tools = json.dumps([act_tool_schema()])
-    dataset = datasets.Dataset.from_list(
-        [{"messages": json.loads(json.dumps(list(c))), "tools": tools} for c in conversations]
-    )
+    dataset = datasets.Dataset.from_list(tokenized_examples(tokenizer, conversations, masked_turns))
     args = _sft_arguments(trl, settings, out, seed=seed, progress=progress, report_to=report_to, device=device)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     try:
@@ -148,6 +147,67 @@ def run_sft(
     result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     trainer.model.eval()
     return result
+
+
+def tokenized_examples(
+    tokenizer: Any,
+    conversations: Sequence[Sequence[dict[str, Any]]],
+    masked_turns: Sequence[Sequence[int]] | None = None,
+) -> list[dict[str, list[int]]]:
+    """``input_ids`` and ``assistant_masks`` of each conversation, as TRL's ``SFTTrainer`` takes pre-tokenized data.
+
+    The mask marks the assistant turns (the template's ``{% generation %}`` spans), except the tool-calling turns
+    listed in ``masked_turns[i]`` for conversation ``i`` (0 is its first tool call).
+
+    Raises:
+        DataError: ``masked_turns`` does not give one list per conversation, names a turn the conversation does
+            not have, or the template marks no assistant tokens.
+    """
+    from trl.chat_template_utils import get_training_chat_template, has_generation_markers
+
+    masked_turns = [() for _ in conversations] if masked_turns is None else masked_turns
+    if len(masked_turns) != len(conversations):
+        raise DataError(f"masked_turns has {len(masked_turns)} lists for {len(conversations)} conversations.")
+    own = tokenizer.chat_template
+    template = None if has_generation_markers(own) else get_training_chat_template(tokenizer)
+    examples = []
+    for index, (conversation, masked) in enumerate(zip(conversations, masked_turns, strict=True)):
+        rendered = tokenizer.apply_chat_template(
+            json.loads(json.dumps(list(conversation))),
+            tools=[act_tool_schema()],
+            chat_template=template,
+            tokenize=True,
+            return_dict=True,
+            return_assistant_tokens_mask=True,
+        )
+        mask = list(rendered["assistant_masks"])
+        spans = _assistant_spans(mask)
+        assistant = [message for message in conversation if message["role"] == "assistant"]
+        tool_calls = [i for i, message in enumerate(assistant) if message.get("tool_calls")]
+        if len(spans) != len(assistant):
+            raise DataError(
+                f"Conversation {index}: the chat template marks {len(spans)} assistant spans for {len(assistant)} "
+                "assistant messages; SFT needs a template with {% generation %} markers around each assistant turn."
+            )
+        for turn in masked:
+            if not 0 <= turn < len(tool_calls):
+                raise DataError(f"Conversation {index} has {len(tool_calls)} tool calls; cannot mask turn {turn}.")
+            start, end = spans[tool_calls[turn]]
+            mask[start:end] = [0] * (end - start)
+        examples.append({"input_ids": list(rendered["input_ids"]), "assistant_masks": mask})
+    return examples
+
+
+def _assistant_spans(mask: Sequence[int]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of 1s in ``mask``."""
+    spans, start = [], None
+    for position, bit in enumerate([*mask, 0]):
+        if bit and start is None:
+            start = position
+        elif not bit and start is not None:
+            spans.append((start, position))
+            start = None
+    return spans
 
 
 def _restore_token_count(trainer: Any, checkpoint: Path) -> None:

@@ -57,8 +57,18 @@ STAGES = ("sft", "fixed", "budgetmix", "curriculum", "budgetmix_turn", "budgetmi
 VOLATILE = ("wall_s_last_invocation", "elapsed_s")
 """Keys of the training summaries that measure time: kept out of ``study.json`` (they are in ``timing.json``)."""
 
-CLEAN_DEMONSTRATIONS = "expert"
-"""The scripted agent whose won episodes are the study's SFT demonstrations by default (no injected errors)."""
+DEMONSTRATIONS: dict[str, tuple[str, bool]] = {
+    "masked": ("noisy-expert-recover:eps=0.2", True),
+    "clean": ("expert", False),
+    "noisy": ("noisy-expert-recover:eps=0.2", False),
+}
+"""The study's SFT demonstrations: ``name -> (scripted agent, its errors masked from the loss)``.
+
+``masked`` (default): the recovering noisy expert's won episodes, its injected errors left out of the
+loss, so the base sees the states errors lead to and learns to recover, never to err. ``clean``: the
+expert's own wins (no error, so no recovery either; on Coin Collector level 3 that base answered with
+format debris after its first slip and won 0.03-0.06 at every budget). ``noisy``: the noisy expert's
+wins with its errors trained on (the studies before masking)."""
 
 
 @dataclass(frozen=True)
@@ -86,9 +96,8 @@ class StudyConfig:
         seed: Seed of everything.
         training_seeds: RL runs per RL recipe (run ``i`` trains with seed ``seed + i`` into ``NAME@i``; run 0
             into ``NAME``); the claims' intervals include their spread. SFT is trained once.
-        noisy_demonstrations: SFT imitates the won episodes of the noisy expert (``TrainConfig.sft_agent``'s
-            default, injected errors included) instead of the clean ``expert`` (default). Only applies when
-            ``train`` is not given.
+        demonstrations: What SFT imitates, one of :data:`DEMONSTRATIONS` (default ``masked``: the noisy expert's
+            wins with its errors left out of the loss). Only applies when ``train`` is not given.
 
     Raises:
         InvalidOptionError: ``train_budget`` not in ``eval_budgets``, a bad number, or bad ``arms``.
@@ -116,7 +125,7 @@ class StudyConfig:
     workers: int = 2
     seed: int = 0
     training_seeds: int = 1
-    noisy_demonstrations: bool = False
+    demonstrations: str = "masked"
     arms: tuple[str, ...] = DEFAULT_ARMS
     model: str | None = None
 
@@ -131,6 +140,10 @@ class StudyConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidOptionError(f"StudyConfig: {name} must be a positive integer, got {value!r}.")
         object.__setattr__(self, "arms", check_arms(self.arms, self.env_id))
+        if self.demonstrations not in DEMONSTRATIONS:
+            raise InvalidOptionError(
+                f"StudyConfig: demonstrations must be one of {', '.join(DEMONSTRATIONS)}, got {self.demonstrations!r}."
+            )
         if max(self.eval_ks) > self.eval_samples:
             raise InvalidOptionError(
                 f"StudyConfig: eval_ks {list(self.eval_ks)} exceed eval_samples={self.eval_samples}."
@@ -146,7 +159,8 @@ class StudyConfig:
                     budget=max(self.budgets),
                     seed=self.seed,
                     model=self.model,
-                    **({} if self.noisy_demonstrations else {"sft_agent": CLEAN_DEMONSTRATIONS}),
+                    sft_agent=DEMONSTRATIONS[self.demonstrations][0],
+                    sft_mask_errors=DEMONSTRATIONS[self.demonstrations][1],
                 ),
             )
 

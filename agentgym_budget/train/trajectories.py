@@ -11,7 +11,11 @@ that GRPO trains with, so a conversation holds exactly the text a trained model 
   learns to stop calling the tool when the episode is over (TRL has no done signal).
 
 Only won episodes are kept by default (``keep="won"``): imitation of a noisy expert's *successful*
-episodes, errors and recoveries included.
+episodes, errors and recoveries included. Each record lists its ``off_expert_turns``: the turns whose
+command was not the expert's action in that state (``info["expert_action"]``, re-planned every turn).
+:attr:`Trajectories.off_expert_turns` gives them per kept conversation, so SFT can leave those turns
+out of the loss (:func:`~agentgym_budget.train.sft.run_sft` ``masked_turns``): the model then sees the
+states an error leads to and learns the recovery, but never the error itself.
 
 Example:
     >>> from agentgym_budget.integrations.session_config import SessionConfig
@@ -21,6 +25,8 @@ Example:
     ['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']
     >>> data.conversations[0][-1]["content"] == STOP_MESSAGE, data.records[0]["won"], data.records[0]["turns"]
     (True, True, 2)
+    >>> data.off_expert_turns
+    [[]]
 """
 
 from __future__ import annotations
@@ -58,7 +64,8 @@ class Trajectories:
     Attributes:
         conversations: The kept episodes as chat messages (see the module docstring).
         records: One summary per episode played (kept or not): ``task``, ``seed``, ``won``, ``turns``,
-            ``budget``, ``kept``, ``commands`` and the agent's ``stats`` (e.g. its ``mistakes``).
+            ``budget``, ``kept``, ``commands``, ``off_expert_turns`` (indices of the commands that were not the
+            expert's action) and the agent's ``stats`` (e.g. its ``mistakes``).
     """
 
     conversations: list[list[dict[str, Any]]] = field(default_factory=list)
@@ -68,6 +75,12 @@ class Trajectories:
     def win_rate(self) -> float:
         """Share of the episodes played that were won."""
         return sum(r["won"] for r in self.records) / len(self.records) if self.records else 0.0
+
+    @property
+    def off_expert_turns(self) -> list[list[int]]:
+        """Per conversation, the indices of its tool-calling turns whose command was not the expert's action
+        (empty for records written before the field existed)."""
+        return [list(r.get("off_expert_turns", ())) for r in self.records if r.get("kept", True)]
 
 
 def agent_info(turn: EpisodeTurn) -> dict[str, Any]:
@@ -160,8 +173,14 @@ def _play(
         {"role": "user", "content": text},
     ]
     agent.reset(turn.goal, turn.observation, agent_info(turn), seed=seed, budget=None)
+    off_expert: list[int] = []
+    calls = 0
     while not turn.done:
         command = agent.act(turn.observation, agent_info(turn))
+        expert = turn.info.get("expert_action")
+        if expert is not None and command != expert:
+            off_expert.append(calls)
+        calls += 1
         messages.append({"role": "assistant", "content": "", "tool_calls": [tool_call("act", command=command)]})
         messages.append({"role": "tool", "name": "act", "content": env.act(command)})
         turn = env.session.last
@@ -175,5 +194,6 @@ def _play(
         "won": record["won"],
         "turns": record["turns"],
         "commands": record["commands"],
+        "off_expert_turns": off_expert,
         "stats": episode_stats(agent),
     }
