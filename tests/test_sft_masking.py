@@ -97,3 +97,20 @@ def test_bad_masks_are_refused(noisy_data, tokenizer):
         tokenized_examples(tokenizer, data.conversations[:1], [[99]])
     with pytest.raises(DataError, match="1 lists for 2 conversations"):
         tokenized_examples(tokenizer, data.conversations[:2], [[]])
+
+
+def test_demonstrations_option_of_train_and_its_default():
+    import argparse
+
+    from agentgym_budget.cli.cmd_train import add_arguments, build_config
+    from agentgym_budget.train.recipe import TrainConfig
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    argv = ["--recipe", "sft", "--budget", "6", "--out", "x"]
+    masked = build_config(parser.parse_args(argv))
+    assert (masked.sft_agent, masked.sft_mask_errors) == ("noisy-expert-recover:eps=0.2", True)
+    clean = build_config(parser.parse_args([*argv, "--demonstrations", "clean"]))
+    assert (clean.sft_agent, clean.sft_mask_errors) == ("expert", False)
+    legacy = {k: v for k, v in masked.to_json().items() if k != "sft_mask_errors"}
+    assert TrainConfig.from_json(legacy).sft_mask_errors is False  # runs written before masking

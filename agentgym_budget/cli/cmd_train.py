@@ -84,6 +84,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--train-tasks", type=positive_int, default=None, help="tasks of the train split used (default 100)"
     )
+    parser.add_argument(
+        "--demonstrations",
+        choices=("masked", "clean", "noisy"),
+        default="masked",
+        help="SFT data: the noisy expert's wins with its errors masked from the loss (masked, default), the "
+        "expert's wins (clean), or the noisy expert's wins errors included (noisy)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
     parser.add_argument(
@@ -131,7 +138,7 @@ def build_config(args: argparse.Namespace):
     """
     from dataclasses import replace
 
-    from agentgym_budget.train.recipe import TrainConfig
+    from agentgym_budget.train.recipe import DEMONSTRATIONS, TrainConfig
 
     base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)
     base = _with_preset(base, args)
@@ -144,6 +151,8 @@ def build_config(args: argparse.Namespace):
         model=args.model or (base.model if args.init is None else None),
         init=args.init,
         train_tasks=args.train_tasks or base.train_tasks,
+        sft_agent=DEMONSTRATIONS[args.demonstrations][0],
+        sft_mask_errors=DEMONSTRATIONS[args.demonstrations][1],
         seed=args.seed,
         report_to=tuple(name.strip() for name in args.report_to.split(",") if name.strip()),
         sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,

@@ -36,7 +36,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.train.grpo import GRPOSettings
-from agentgym_budget.train.recipe import TrainConfig, run_training
+from agentgym_budget.train.recipe import DEMONSTRATIONS, TrainConfig, run_training
 from agentgym_budget.train.study_arms import DEFAULT_ARMS, arm_config, check_arms
 from agentgym_budget.train.study_claims import study_claims
 from agentgym_budget.train.study_eval import (
@@ -56,19 +56,6 @@ STAGES = ("sft", "fixed", "budgetmix", "curriculum", "budgetmix_turn", "budgetmi
 
 VOLATILE = ("wall_s_last_invocation", "elapsed_s")
 """Keys of the training summaries that measure time: kept out of ``study.json`` (they are in ``timing.json``)."""
-
-DEMONSTRATIONS: dict[str, tuple[str, bool]] = {
-    "masked": ("noisy-expert-recover:eps=0.2", True),
-    "clean": ("expert", False),
-    "noisy": ("noisy-expert-recover:eps=0.2", False),
-}
-"""The study's SFT demonstrations: ``name -> (scripted agent, its errors masked from the loss)``.
-
-``masked`` (default): the recovering noisy expert's won episodes, its injected errors left out of the
-loss, so the base sees the states errors lead to and learns to recover, never to err. ``clean``: the
-expert's own wins (no error, so no recovery either; on Coin Collector level 3 that base answered with
-format debris after its first slip and won 0.03-0.06 at every budget). ``noisy``: the noisy expert's
-wins with its errors trained on (the studies before masking)."""
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,13 @@
 A preset fixes the evaluation sizes, the number of training seeds per RL recipe and the training
 steps; everything else (task, budgets, arms, workers, seed) stays as given. ``default`` is sized for
 the claims' headline contrasts (16 episodes per task and budget, 3 training seeds per RL arm) with the
-default arms (fixed, budgetmix, curriculum). It does **not** fit 90 minutes today: in its one run
-(2026-12-04, 2 workers, load 3-12), training took 48 min wall and 32 min CPU (SFT 350 steps 13 min wall;
-each 50-step RL run 2.5-9 min wall, 2.5-4.7 min CPU), and then the Pass@(K,T) grid ran at about
-5.6 s an episode (load 5) instead of the 0.42 s of the earlier 1-seed study: its 3,200 episodes would
-take about 5 hours, and the run was stopped there. The SFT base trained on the clean expert's wins
-often answers with format debris (``</tool_call>``, "The episode is over") and writes to the token
-limit every turn, which is both why episodes are slow and why it leaves the budgets little room
-(Pass@1 0.03 at T = 3, 4, 6 and 0.06 at T = 9 after 150 SFT steps; 16 tasks x 4 episodes). Fixing
-that base comes before sizing this preset again. The ``smoke`` preset's stage times do not scale
-to it either: its 4-step SFT model also writes until the token limit every turn.
+default arms (fixed, budgetmix, curriculum), on the base SFT makes from masked demonstrations
+(the noisy expert's wins, its errors left out of the loss). Its first run, on the clean expert's
+demonstrations, did not fit 90 minutes: that base answered with format debris after its first slip and
+wrote to the token limit every turn (5.6 s an episode; Pass@1 0.03-0.06 at every budget), so the
+Pass@(K,T) grid alone would have taken about 5 hours. The masked base plays an episode in about 0.3 s
+(2 workers) and leaves the budgets room (Pass@1 0.05 at T=3 to 0.41 at T=9 after 350 steps, 16 test
+tasks x 4 episodes). docs/study.md gives the default run's stage times.
 
 Task (the study's default, Coin Collector level 3): the expert's route is 3 turns on all 16 test
 tasks checked (level 5: 5; level 10: 10; Cooking difficulty 1: 3, and its progress moves, 0 -> 0.33
