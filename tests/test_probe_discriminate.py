@@ -73,3 +73,23 @@ def test_states_the_agents_visited_separate_agents_that_differ(tmp_path: Path) -
     values = {name: summary.agents[name].step_value.mean for name in agents}
     assert values["expert"] == 1.0 and values["random"] < values["expert"]
     assert len(set(values.values())) >= 2  # not saturated: the metric is not one value for every agent
+
+
+def test_state_ids_do_not_depend_on_where_the_run_directory_lives(tmp_path: Path) -> None:
+    """A study copied elsewhere names its hf: agents by other absolute paths; its probe states stay the same."""
+    import json
+
+    from agentgym_budget.eval.probes.states import logged_trajectories
+
+    def log(root: Path) -> Path:
+        path = root / "study" / "passkt" / "episodes.jsonl"
+        path.parent.mkdir(parents=True)
+        record = {"env_id": COIN.env_id, "env_kwargs": dict(COIN.kwargs), "split": COIN.split, "task_id": "t1",
+                  "seed": 5, "budget": 4, "sample": 0, "actions": ["go east"]}  # fmt: skip
+        agents = [f"hf:{root / 'study' / name / 'final'}" for name in ("sft", "fixed")] + ["expert"]
+        path.write_text("".join(json.dumps({**record, "agent": agent}) + "\n" for agent in agents))
+        return path
+
+    here, there = logged_trajectories(log(tmp_path / "a"), COIN), logged_trajectories(log(tmp_path / "b"), COIN)
+    assert [t.state_id(1) for t in here] == [t.state_id(1) for t in there]
+    assert {t.source for t in here} == {"hf:../fixed/final#s0", "hf:../sft/final#s0", "expert#s0"}

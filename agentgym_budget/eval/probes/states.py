@@ -37,6 +37,7 @@ Example:
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,7 @@ __all__ = [
     "choose_depths",
     "expert_trajectories",
     "logged_trajectories",
+    "portable_agent",
     "prime_agent",
     "walk",
 ]
@@ -212,13 +214,35 @@ def _reference_problem(record: Mapping[str, Any]) -> str | None:
     return reference_problem(record) if record.get("kind", "natural") == "natural" else None
 
 
+def portable_agent(agent: str, log: str | Path) -> str:
+    """``agent`` with a model given by an absolute path made relative to the directory of the ``log`` it played in.
+
+    A probe state's id and its seeds name the agent whose episode it comes from; with the path made
+    relative, a run directory moved or copied elsewhere (the study's ``hf:OUT/fixed/final`` agents)
+    probes the same states with the same samples.
+
+    Example:
+        >>> portable_agent("hf:/runs/study/sft/final", "/runs/study/passkt/episodes.jsonl")
+        'hf:../sft/final'
+        >>> portable_agent("noisy-expert-recover:eps=0.3", "/runs/p/episodes.jsonl")
+        'noisy-expert-recover:eps=0.3'
+    """
+    kind, separator, rest = agent.partition(":")
+    if not separator or not rest.startswith("/"):
+        return agent
+    location, colon, options = rest.partition(":")
+    relative = os.path.relpath(location, Path(log).parent)
+    return f"{kind}:{relative}{colon}{options}"
+
+
 def logged_trajectories(path: str | Path, env: EnvRef, agent: str | None = None) -> list[Trajectory]:
-    """The episodes of :func:`logged_episodes` as reference trajectories (source ``AGENT#sSAMPLE``)."""
+    """The episodes of :func:`logged_episodes` as reference trajectories (source ``AGENT#sSAMPLE``, the agent
+    made :func:`portable_agent`)."""
     return [
         Trajectory(
             str(record["task_id"]),
             int(record["seed"]),
-            f"{record.get('agent')}#s{int(record.get('sample', 0))}",
+            f"{portable_agent(str(record.get('agent')), path)}#s{int(record.get('sample', 0))}",
             tuple(record["actions"]),
             int(record["budget"]),
         )
