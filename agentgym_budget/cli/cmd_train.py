@@ -138,7 +138,8 @@ def build_config(args: argparse.Namespace):
     """
     from dataclasses import replace
 
-    from agentgym_budget.train.recipe import DEMONSTRATIONS, TrainConfig
+    from agentgym_budget.train.recipe import TrainConfig
+    from agentgym_budget.train.trajectories import DEMONSTRATIONS
 
     base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)
     base = _with_preset(base, args)

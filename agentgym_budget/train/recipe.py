@@ -64,19 +64,6 @@ __all__ = ["RECIPES", "TrainConfig", "run_training"]
 RECIPES = ("sft", "fixed", "budgetmix", "curriculum")
 """Training recipes (see the module docstring)."""
 
-DEMONSTRATIONS: dict[str, tuple[str, bool]] = {
-    "masked": ("noisy-expert-recover:eps=0.2", True),
-    "clean": ("expert", False),
-    "noisy": ("noisy-expert-recover:eps=0.2", False),
-}
-"""Named SFT demonstrations: ``name -> (sft_agent, sft_mask_errors)``.
-
-``masked`` (default): the recovering noisy expert's won episodes with its injected errors left out of
-the loss, so the base sees the states errors lead to and learns to recover, never to err. ``clean``:
-the expert's own wins (no error, so no recovery either; on Coin Collector level 3 that tiny base
-answered with format debris after its first slip and won 0.03-0.06 at every budget). ``noisy``: the
-noisy expert's wins with its errors trained on (the default before masking)."""
-
 
 @dataclass(frozen=True)
 class TrainConfig:

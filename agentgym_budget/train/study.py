@@ -36,7 +36,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.train.grpo import GRPOSettings
-from agentgym_budget.train.recipe import DEMONSTRATIONS, TrainConfig, run_training
+from agentgym_budget.train.recipe import TrainConfig, run_training
 from agentgym_budget.train.study_arms import DEFAULT_ARMS, arm_config, check_arms
 from agentgym_budget.train.study_claims import study_claims
 from agentgym_budget.train.study_eval import (
@@ -47,6 +47,7 @@ from agentgym_budget.train.study_eval import (
     step_value_distribution,
 )
 from agentgym_budget.train.study_report import study_markdown
+from agentgym_budget.train.trajectories import DEMONSTRATIONS
 
 __all__ = ["StudyConfig", "run_study"]
 

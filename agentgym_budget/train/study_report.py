@@ -13,7 +13,7 @@ from typing import Any
 
 from agentgym_budget.train.study_claims import claims_markdown
 
-__all__ = ["step_value_lines", "study_markdown", "timing_lines"]
+__all__ = ["demonstrations_line", "step_value_lines", "study_markdown", "timing_lines"]
 
 
 def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
@@ -50,6 +50,28 @@ def step_value_lines(distribution: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def demonstrations_line(train: Any) -> str:
+    """What the SFT base imitated (``train``: the study's :class:`~agentgym_budget.train.recipe.TrainConfig`).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> demonstrations_line(SimpleNamespace(sft_agent="noisy-expert-recover:eps=0.2", sft_mask_errors=True,
+        ...                                     train_tasks=100, sft_episodes_per_task=2))
+        'SFT demonstrations: the won episodes of noisy-expert-recover:eps=0.2 (2 per task on 100 train tasks), its errors (commands other than the expert action) masked from the loss.'
+    """
+    errors = (
+        "its errors (commands other than the expert action) masked from the loss"
+        if train.sft_mask_errors
+        else "every turn trained on, errors included"
+    )
+    if train.sft_agent == "expert":
+        errors = "no error to mask"
+    return (
+        f"SFT demonstrations: the won episodes of {train.sft_agent} ({train.sft_episodes_per_task} per task on "
+        f"{train.train_tasks} train tasks), {errors}."
+    )
+
+
 def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, str], times: Mapping[str, Any]) -> str:
     """The text of ``study.md`` (``config``: the :class:`~agentgym_budget.train.study.StudyConfig`)."""
     lines = [
@@ -58,6 +80,8 @@ def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, st
         f"Training budget T={config.train_budget}; BudgetMix and curriculum budgets {list(config.budgets)}; arms "
         f"{', '.join(config.arms)} ({config.training_seeds} training seed(s) each) from one SFT base; "
         f"{config.eval_tasks} test tasks x {config.eval_samples} episodes per agent and budget.",
+        "",
+        demonstrations_line(config.train),
         "",
         "| agent | T | Pass@1 | 95% CI | tasks |",
         "|---|---|---|---|---|",
