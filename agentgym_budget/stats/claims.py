@@ -113,7 +113,7 @@ def outcome_cells(records: Sequence[Mapping[str, Any]], keys: Sequence[str], uni
 
 
 def _claim(name: str, statistic: str, cells: dict, weights: dict, settings: ClaimSettings, **options: Any) -> dict:
-    missing = sorted({str(key) for key in weights if key not in cells})
+    missing = sorted({str(key[0]) for key in weights if key not in cells})
     if missing or not weights:
         return {"claim": name, "statistic": statistic, "estimate": None, "interval": None, "verdict": "undecided",
                 "reason": f"arms not run: {', '.join(missing) or 'all'}", "sizes": {}}  # fmt: skip
@@ -126,9 +126,19 @@ def _claim(name: str, statistic: str, cells: dict, weights: dict, settings: Clai
         "estimate": round(result.interval.estimate, 6),
         "interval": result.interval.to_json(),
         "p_value": round(result.p_value, 6),
-        "sizes": result.sizes,
+        "sizes": {_cell_label(key, options.get("axis", "T")): result.sizes[str(key)] for key in weights},
         "_interval": result.interval,
     }
+
+
+def _cell_label(key: tuple, axis: str) -> str:
+    """A cell's name in ``sizes``: ``"fixed T=3"`` (agent, budget), ``"fixed k=0"`` (agent, errors) or ``"fixed"``.
+
+    Example:
+        >>> _cell_label(("fixed", 3), "T"), _cell_label(("sft", 0), "k"), _cell_label(("sft",), "T")
+        ('fixed T=3', 'sft k=0', 'sft')
+    """
+    return str(key[0]) if len(key) == 1 else f"{key[0]} {axis}={key[1]}"
 
 
 def _budget_claims(episodes: Sequence[Mapping[str, Any]], s: ClaimSettings) -> list[dict]:
@@ -192,7 +202,7 @@ def _recovery_claim(recovery: Sequence[Mapping[str, Any]], s: ClaimSettings) -> 
             weights[(agent, k)] += sign / len(ks)
             weights[(agent, 0)] -= sign / len(ks)
     claim = _claim("recovery", f"mean over k={ks} of [{s.rl} - {s.base}](k) - [{s.rl} - {s.base}](0)", cells,
-                   dict(weights) or {(s.rl, 0): 1.0, (s.rl, 1): -1.0}, s)  # fmt: skip
+                   dict(weights) or {(s.rl, 0): 1.0, (s.rl, 1): -1.0}, s, axis="k")  # fmt: skip
     claim["per_k"] = {str(k): {a: round(float(cells[(a, k)].mean()), 6) for a in (s.rl, s.base) if (a, k) in cells}
                       for k in sorted({key[1] for key in cells})}  # fmt: skip
     return claim

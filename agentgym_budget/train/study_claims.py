@@ -140,13 +140,17 @@ def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1
             f"{_cell(interval.get('half_width'), '.3f')} | {_cell(claim.get('holm_p'), '.3f')} | "
             f"{claim['verdict']}{' (' + claim['reason'] + ')' if claim.get('reason') else ''} |"
         )
-    sizes = {name: size for claim in claims for name, size in claim.get("sizes", {}).items()}
     lines += [
         "",
         "## What this study can and cannot show",
         "",
-        "- Sizes per cell (training seeds x tasks or states x episodes): "
-        + ("; ".join(f"{n}: {s['seeds']}x{s['tasks']}x{s['episodes']}" for n, s in sorted(sizes.items())) or "none"),
+        "- Sizes per cell (training seeds x tasks or states x episodes):",
+        *(
+            f"  - {claim['claim']}: "
+            + ", ".join(f"{n} {s['seeds']}x{s['tasks']}x{s['episodes']}" for n, s in claim["sizes"].items())
+            for claim in claims
+            if claim.get("sizes")
+        ),
         _power_line(claims),
         f"- Training seeds per recipe: {training_seeds}."
         + (" One seed: the run-to-run spread of training is NOT in the intervals." if training_seeds < 3 else ""),

@@ -8,12 +8,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentgym_budget.train.study_claims import claims_markdown
 
-__all__ = ["demonstrations_line", "step_value_lines", "study_markdown", "timing_lines"]
+__all__ = ["demonstrations_line", "pass_at_one_lines", "step_value_lines", "study_markdown", "timing_lines"]
 
 
 def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
@@ -72,6 +72,43 @@ def demonstrations_line(train: Any) -> str:
     )
 
 
+def pass_at_one_lines(
+    table: Sequence[Mapping[str, Any]], differences: Sequence[Mapping[str, Any]], budgets: Sequence[int]
+) -> list[str]:
+    """Pass@1 per agent (rows) and budget (columns), then each RL run minus the SFT base, paired on the same tasks.
+
+    Example:
+        >>> table = [{"agent": "sft", "budget": 3, "pass@1": 0.1, "low": 0.05, "high": 0.2, "tasks": 20}]
+        >>> diffs = [{"pair": "fixed - sft", "budget": 3, "diff": 0.02, "low": -0.01, "high": 0.05, "tasks": 20},
+        ...          {"pair": "budgetmix - fixed", "budget": 3, "diff": 0.0, "low": -0.02, "high": 0.02, "tasks": 20}]
+        >>> pass_at_one_lines(table, diffs, [3])[2], pass_at_one_lines(table, diffs, [3])[-2]
+        ('| sft | 0.100 [0.050, 0.200] |', '| fixed - sft | +0.020 [-0.010, +0.050] |')
+    """
+    header = " | ".join(f"T={b}" for b in budgets)
+    cells: dict[str, dict[int, str]] = {}
+    for row in table:
+        cells.setdefault(row["agent"], {})[row["budget"]] = f"{row['pass@1']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+    versus: dict[str, dict[int, str]] = {}
+    for row in differences:
+        if row["pair"].endswith(" - sft"):
+            versus.setdefault(row["pair"], {})[row["budget"]] = (
+                f"{row['diff']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}]"
+            )
+    tasks = max((row["tasks"] for row in table), default=0)
+    lines = [f"| agent | {header} |", "|---|" + "---|" * len(budgets)]
+    lines += [f"| {agent} | " + " | ".join(by.get(b, "") for b in budgets) + " |" for agent, by in cells.items()]
+    lines += [
+        "",
+        f"Pass@1 with 95% bootstrap intervals over the {tasks} tasks. Each RL run minus the SFT base, paired on the "
+        "same tasks (every other pair: `study.json` `differences` and `passkt/difference.csv`):",
+        "",
+        f"| run - base | {header} |",
+        "|---|" + "---|" * len(budgets),
+    ]
+    lines += [f"| {pair} | " + " | ".join(by.get(b, "") for b in budgets) + " |" for pair, by in versus.items()]
+    return [*lines, ""]
+
+
 def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, str], times: Mapping[str, Any]) -> str:
     """The text of ``study.md`` (``config``: the :class:`~agentgym_budget.train.study.StudyConfig`)."""
     lines = [
@@ -83,24 +120,12 @@ def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, st
         "",
         demonstrations_line(config.train),
         "",
-        "| agent | T | Pass@1 | 95% CI | tasks |",
-        "|---|---|---|---|---|",
+        *pass_at_one_lines(study["pass@1"], study["differences"], config.eval_budgets),
     ]
-    for row in study["pass@1"]:
-        lines.append(
-            f"| {row['agent']} | {row['budget']} | {row['pass@1']:.3f} | [{row['low']:.3f}, {row['high']:.3f}] | "
-            f"{row['tasks']} |"
-        )
-    lines += ["", "| difference | T | Pass@1 difference | 95% CI (paired) | tasks |", "|---|---|---|---|---|"]
-    for row in study["differences"]:
-        lines.append(
-            f"| {row['pair']} | {row['budget']} | {row['diff']:+.3f} | [{row['low']:+.3f}, {row['high']:+.3f}] | "
-            f"{row['tasks']} |"
-        )
-    lines += ["", "## Time", "", *timing_lines(times)]
+    lines += claims_markdown(study["claims"], config.training_seeds)
     if study["probe_step_values"]["states_examined"]:
         lines += step_value_lines(study["probe_step_values"])
-    lines += claims_markdown(study["claims"], config.training_seeds)
+    lines += ["## Time", "", *timing_lines(times)]
     for name, text in texts.items():
         lines += [f"## {name}", "", "```", text, "```", ""]
     return "\n".join(lines)
