@@ -88,7 +88,8 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path):
     for stage in ("probe", "recovery"):
         assert (tmp_path / stage / "summary.json").is_file()
     text = (tmp_path / "study.md").read_text()
-    assert "| agent | T | Pass@1 | 95% CI | tasks |" in text and "| budgetmix | 3 |" in text
+    assert "| agent | T=2 | T=3 |" in text and "| budgetmix | " in text and "| budgetmix - sft | " in text
+    assert "errors (commands other than the expert action) masked from the loss" in text
     claims = {claim["claim"]: claim for claim in study["claims"]}
     assert list(claims) == [
         "budget_dependence",
@@ -104,5 +105,5 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path):
     assert "curriculum" in json.dumps(claims["budgetmix_robustness"]["per_budget"])
     assert study["probe_step_values"]["states_examined"] >= study["probe_step_values"]["states_kept"]
     assert "## Time" in text and "| total |" in text
-    assert claims["budget_dependence"]["sizes"]["('fixed', 3)"]["tasks"] == 2
+    assert claims["budget_dependence"]["sizes"]["fixed T=3"]["tasks"] == 2
     assert "## Claims" in text and "## What this study can and cannot show" in text
