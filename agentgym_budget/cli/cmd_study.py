@@ -23,7 +23,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agentgym_budget.cli.cmd_train import add_training_env_arguments, env_args_of
+from agentgym_budget.cli.cmd_train import add_demonstrations_argument, add_training_env_arguments, env_args_of
 from agentgym_budget.cli.common import int_list, positive_int
 from agentgym_budget.errors import InvalidOptionError
 
@@ -77,13 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", default=None, metavar="PATH", help="base policy SFT fine-tunes (default: tiny model)"
     )
-    parser.add_argument(
-        "--demonstrations",
-        choices=("masked", "clean", "noisy"),
-        default=None,
-        help="SFT data: the noisy expert's wins with its errors masked from the loss (masked, default), the "
-        "expert's wins (clean), or the noisy expert's wins errors included (noisy)",
-    )
+    add_demonstrations_argument(parser)
     parser.add_argument("--noisy-demonstrations", action="store_true", help="same as --demonstrations noisy")
     parser.add_argument(
         "--stages",

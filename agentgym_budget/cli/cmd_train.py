@@ -31,6 +31,17 @@ DEFAULT_TRAIN_ENV = "TextWorld-CoinCollector-v0"
 DEFAULT_TRAIN_ENV_ARGS = "level=3"
 
 
+def add_demonstrations_argument(parser: argparse.ArgumentParser) -> None:
+    """``--demonstrations``: what SFT imitates (train and study; the names of ``trajectories.DEMONSTRATIONS``)."""
+    parser.add_argument(
+        "--demonstrations",
+        choices=("masked", "clean", "noisy"),
+        default=None,
+        help="SFT data: the noisy expert's wins with its errors masked from the loss (masked, default), the "
+        "expert's wins (clean), or the noisy expert's wins errors included (noisy)",
+    )
+
+
 def add_training_env_arguments(parser: argparse.ArgumentParser) -> None:
     """``--env`` and ``--env-args``, whose default arguments belong to the default env only (train and study)."""
     parser.add_argument(
@@ -84,13 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--train-tasks", type=positive_int, default=None, help="tasks of the train split used (default 100)"
     )
-    parser.add_argument(
-        "--demonstrations",
-        choices=("masked", "clean", "noisy"),
-        default="masked",
-        help="SFT data: the noisy expert's wins with its errors masked from the loss (masked, default), the "
-        "expert's wins (clean), or the noisy expert's wins errors included (noisy)",
-    )
+    add_demonstrations_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
     parser.add_argument(
@@ -152,8 +157,8 @@ def build_config(args: argparse.Namespace):
         model=args.model or (base.model if args.init is None else None),
         init=args.init,
         train_tasks=args.train_tasks or base.train_tasks,
-        sft_agent=DEMONSTRATIONS[args.demonstrations][0],
-        sft_mask_errors=DEMONSTRATIONS[args.demonstrations][1],
+        sft_agent=DEMONSTRATIONS[args.demonstrations or "masked"][0],
+        sft_mask_errors=DEMONSTRATIONS[args.demonstrations or "masked"][1],
         seed=args.seed,
         report_to=tuple(name.strip() for name in args.report_to.split(",") if name.strip()),
         sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,

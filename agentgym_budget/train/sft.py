@@ -4,8 +4,9 @@ The conversations (:mod:`agentgym_budget.train.trajectories`) are rendered with 
 schema and tokenized by :func:`tokenized_examples`; the loss covers the assistant turns only (the
 chat template's generation markers, TRL's training variant of the template when the model's own has
 none, exactly what TRL's ``assistant_only_loss`` trains), minus the ``masked_turns`` given: e.g. a
-noisy demonstrator's errors, so the model learns the recoveries that follow them but not the errors. Checkpoints are saved every ``save_steps`` into ``checkpoints/``; :func:`run_sft` resumes
-from the last one when asked (TRL's ``resume_from_checkpoint``: weights, optimiser, scheduler, RNG
+noisy demonstrator's errors, so the model learns the recoveries that follow them but not the errors.
+Checkpoints are saved every ``save_steps`` into ``checkpoints/``; :func:`run_sft` resumes from the
+last one when asked (TRL's ``resume_from_checkpoint``: weights, optimiser, scheduler, RNG
 states and the data position).
 
 Example::

@@ -59,13 +59,12 @@ def demonstrations_line(train: Any) -> str:
         ...                                     train_tasks=100, sft_episodes_per_task=2))
         'SFT demonstrations: the won episodes of noisy-expert-recover:eps=0.2 (2 per task on 100 train tasks), its errors (commands other than the expert action) masked from the loss.'
     """
-    errors = (
-        "its errors (commands other than the expert action) masked from the loss"
-        if train.sft_mask_errors
-        else "every turn trained on, errors included"
-    )
     if train.sft_agent == "expert":
         errors = "no error to mask"
+    elif train.sft_mask_errors:
+        errors = "its errors (commands other than the expert action) masked from the loss"
+    else:
+        errors = "every turn trained on, errors included"
     return (
         f"SFT demonstrations: the won episodes of {train.sft_agent} ({train.sft_episodes_per_task} per task on "
         f"{train.train_tasks} train tasks), {errors}."
