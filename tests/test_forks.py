@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import gymnasium as gym
@@ -170,3 +172,56 @@ def test_forked_wrappers_are_independent_of_each_other_and_of_the_original():
     assert wrapper_state(env) == before and env.get_wrapper_attr("_rng").bit_generator.state == rng_state
     for fork in forks:
         fork.close()
+
+
+_CYCLES = """
+import gc, warnings
+import gymnasium as gym
+import agentgym_budget
+from agentgym_budget.errors import InterpreterHaltedError
+from agentgym_budget.tasks.textworld import games
+from agentgym_budget.tasks.textworld.interpreter import InterpreterLease
+from agentgym_budget.wrappers import StateSnapshot, TurnBudget
+
+SESSION = '''
+env = StateSnapshot(TurnBudget(gym.make(env_id, **kwargs), max_turns=20))
+env.reset(seed=0)
+forks = env.fork(4)
+forks[1].step('look')
+make = lambda: env  # refers back to the session: the session is a reference cycle
+'''
+for env_id, kwargs in [("agentgym_budget/TextWorld-CoinCollector-v0", {"level": 3}), ("agentgym_budget/ALFWorld-v0", {"num_games": 1})]:
+    for round in range(3):
+        exec(SESSION, {"gym": gym, "StateSnapshot": StateSnapshot, "TurnBudget": TurnBudget, "env_id": env_id, "kwargs": kwargs})
+        gc.collect()  # every finalizer of the unreachable stack runs, in the collector's order
+print("collected the sessions", flush=True)
+
+path = str(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    lease = InterpreterLease.start(path, seed=1)
+lease.reset()
+frotz = lease._shared.frotz
+frotz.__del__()  # the interpreter finalized before the env that closes it
+try:
+    frotz.step("look")
+except InterpreterHaltedError as error:
+    assert "unloaded" in str(error), error
+else:
+    raise AssertionError("a step after the library was unloaded did not raise")
+lease.close()
+print("collected")
+"""
+
+
+@pytest.mark.slow
+def test_stacks_left_in_reference_cycles_are_collected_without_crashing():
+    """A garbage collection finalizes an unreachable stack's objects in any order; none may touch freed memory.
+
+    Run in a child process: the failure this guards against (TextWorld's ``JerichoEnv.__del__`` closing an
+    interpreter whose library jericho's own ``__del__`` had already unloaded) is a segmentation fault.
+    """
+    done = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", _CYCLES], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("collected"), done.stderr[-3000:]

@@ -59,7 +59,7 @@ import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NoReturn
 
 import jericho
 import numpy as np
@@ -246,6 +246,23 @@ class Watchdog:
 _WATCHDOG = Watchdog()
 
 
+class _UnloadedLibrary:
+    """What ``GuardedFrotzEnv.frotz_lib`` becomes once the library is unloaded: any use raises."""
+
+    def __init__(self, story_file: bytes) -> None:
+        self.story_file = story_file.decode("utf-8", "replace")
+
+    def refuse(self) -> NoReturn:
+        raise InterpreterHaltedError(
+            f"The interpreter of {self.story_file} was finalized and its library unloaded; make a new env."
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self.refuse()
+
+
 class GuardedFrotzEnv(jericho.FrotzEnv):
     """A ``FrotzEnv`` whose game-running calls are time-limited and refuse to go on after a halt.
 
@@ -280,7 +297,30 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
             raise InterpreterHaltedError(f"{self.halted_reason} The game cannot go on: reset it.")
         return self._guarded(f"the command {action[:60]!r}", super().step, action)
 
+    def close(self) -> None:
+        """Stop the game and free its memory (``FrotzEnv.close``); a no-op once the library is unloaded."""
+        if not isinstance(self.__dict__.get("frotz_lib"), _UnloadedLibrary):
+            super().close()
+
+    def __del__(self) -> None:
+        """Stop the game and unload the library copy, once, whatever order a garbage collection finalizes in.
+
+        Jericho's own ``__del__`` unloads the library even if the env holding this interpreter (TextWorld's
+        ``JerichoEnv``, whose ``__del__`` calls :meth:`close`) is finalized after it, as happens when
+        both are in unreachable reference cycles: that ``close`` then jumped into unmapped memory.
+        """
+        lib = self.__dict__.get("frotz_lib")
+        if lib is None or isinstance(lib, _UnloadedLibrary):
+            return
+        self.__dict__.pop("_halted_flag", None)  # views into the library's memory
+        self.__dict__.pop("_error_guards", None)
+        self.frotz_lib = _UnloadedLibrary(self.story_file)
+        lib.shutdown()
+        jericho.jericho.dlclose_func(lib._handle)
+
     def _guarded(self, what: str, call: Any, *args: Any) -> Any:
+        if isinstance(self.__dict__.get("frotz_lib"), _UnloadedLibrary):
+            self.frotz_lib.refuse()
         flag = self.__dict__.get("_halted_flag")
         if flag is None:
             flag = self._halted_flag = ctypes.c_int.in_dll(self.frotz_lib, "emulator_halted")
