@@ -285,3 +285,23 @@ def test_a_local_model_is_the_base_policy_with_model(tmp_path):
     final, _ = load_causal_lm(tmp_path / "run" / "final")
     assert base.config.hidden_size == final.config.hidden_size == 48  # not the built-in tiny model (32 wide)
     assert parameter_count(final) == parameter_count(model)
+
+
+def test_a_run_moved_with_its_starting_checkpoint_resumes(tmp_path):
+    from agentgym_budget.train.recipe import TrainConfig, _check_run
+
+    def rl_config(study):
+        return TrainConfig(*COIN, recipe="fixed", budget=3, init=str(study / "sft" / "final"))
+
+    first = tmp_path / "first"
+    _check_run(rl_config(first), first / "fixed")
+    assert json.loads((first / "fixed" / "run.json").read_text())["init"] == "../sft/final"
+    moved = first.rename(tmp_path / "moved")
+    _check_run(rl_config(moved), moved / "fixed")  # the study moved as a whole: the same run
+    with pytest.raises(RunConfigError, match="init differ"):
+        _check_run(TrainConfig(*COIN, recipe="fixed", budget=3, init=str(tmp_path / "other")), moved / "fixed")
+
+    legacy = json.loads((moved / "fixed" / "run.json").read_text()) | {"init": str(moved / "sft" / "final")}
+    (moved / "fixed" / "run.json").write_text(json.dumps(legacy))  # as runs before relative init stored it
+    _check_run(rl_config(moved), moved / "fixed")
+    assert json.loads((moved / "fixed" / "run.json").read_text())["init"] == "../sft/final"

@@ -18,7 +18,7 @@ episode), ``curriculum`` (GRPO, budgets growing in stages).
 
 Layout of ``out``::
 
-    run.json                  the TrainConfig (a rerun must match it: it resumes)
+    run.json                  the TrainConfig (a rerun must match it: it resumes); ``init`` relative to ``out``
     sft/demonstrations.jsonl  one record per demonstration episode played (won, turns, commands, ...)
     sft/base/                 the untrained base model and its tokenizer
     sft/checkpoints/          TRL checkpoints (checkpoint-N); sft/metrics.jsonl: loss by step
@@ -40,6 +40,7 @@ Example::
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -224,10 +225,25 @@ class TrainConfig:
 
 
 def _check_run(config: TrainConfig, out: Path) -> None:
+    """Pin ``config`` in ``out/run.json``, or check that a run there was started with the same settings.
+
+    ``init`` is stored relative to ``out`` (a study's RL runs: ``../sft/final``), so a run directory moved
+    together with its starting checkpoint resumes; one stored as given (runs before this) still matches
+    when it names the same directory, and is rewritten in the relative form.
+    """
     path = out / "run.json"
     wanted = config.to_json()
+    if config.init is not None:
+        wanted["init"] = os.path.relpath(Path(config.init).resolve(), out.resolve())
     if path.exists():
         found = read_json_file(path, what="training run", expected=dict)
+        if (
+            found != wanted
+            and {**found, "init": wanted["init"]} == wanted
+            and _same_directory(found["init"], config.init)
+        ):
+            path.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n")
+            return
         if found != wanted:
             changed = sorted(k for k in set(found) | set(wanted) if found.get(k) != wanted.get(k))
             raise RunConfigError(
@@ -237,6 +253,10 @@ def _check_run(config: TrainConfig, out: Path) -> None:
         return
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n")
+
+
+def _same_directory(stored: Any, given: str | None) -> bool:
+    return isinstance(stored, str) and given is not None and Path(stored).resolve() == Path(given).resolve()
 
 
 def _demonstrations(config: TrainConfig, directory: Path, progress: bool) -> Trajectories:
