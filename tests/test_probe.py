@@ -245,3 +245,24 @@ def test_history_turns_keep_the_info_the_agent_would_see() -> None:
         )
     )
     assert seen == [("reset", ["goal"]), ("go east", [])]
+
+
+def test_a_reference_log_is_pinned_relative_to_the_run_so_a_moved_run_resumes(tmp_path):
+    from agentgym_budget.runner.store import pin_settings
+
+    def pin(study, reference):
+        return pin_settings(study / "probe" / "run.json", {"reference": str(reference), "seed": 0},
+                            ["reference", "seed"], keep="the reference", files=("reference",))  # fmt: skip
+
+    first = tmp_path / "first"
+    (first / "passkt").mkdir(parents=True)
+    (first / "passkt" / "episodes.jsonl").write_text("")
+    pin(first, first / "passkt" / "episodes.jsonl")
+    assert json.loads((first / "probe" / "run.json").read_text())["reference"] == "../passkt/episodes.jsonl"
+    moved = first.rename(tmp_path / "moved")
+    pin(moved, moved / "passkt" / "episodes.jsonl")  # moved together: the same run
+    (moved / "other.jsonl").write_text("")
+    with pytest.raises(RunConfigError, match="reference"):
+        pin(moved, moved / "other.jsonl")
+    pin(tmp_path, "expert")  # not a file: kept as given
+    assert json.loads((tmp_path / "probe" / "run.json").read_text())["reference"] == "expert"

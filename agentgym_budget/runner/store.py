@@ -214,7 +214,9 @@ def atomic_write_json(path: str | Path, data: Any) -> Path:
     return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, allow_nan=True) + "\n")
 
 
-def pin_settings(path: str | Path, settings: Mapping[str, Any], pinned: Sequence[str], *, keep: str) -> Path:
+def pin_settings(
+    path: str | Path, settings: Mapping[str, Any], pinned: Sequence[str], *, keep: str, files: Sequence[str] = ()
+) -> Path:
     """Write a run's ``settings`` to ``path``; if a previous run left one, its ``pinned`` keys must be equal.
 
     Args:
@@ -222,6 +224,9 @@ def pin_settings(path: str | Path, settings: Mapping[str, Any], pinned: Sequence
         settings: JSON-serialisable settings of this run.
         pinned: Keys a rerun into the same directory must not change.
         keep: How to name the pinned settings in the error (e.g. ``"the env, seed and mode"``).
+        files: Keys whose value may be the path of an existing file (a probe run's ``reference`` log): such a
+            path is stored relative to the run directory, so a run moved together with that file resumes (a
+            previous value as given still matches when it names the same file).
 
     Raises:
         RunConfigError: The previous settings differ on a pinned key, or the file is not a regular file holding a
@@ -239,12 +244,18 @@ def pin_settings(path: str | Path, settings: Mapping[str, Any], pinned: Sequence
     """
     path = Path(path)
     current = json.loads(json.dumps(settings))
+    given = {key: current[key] for key in files if isinstance(current.get(key), str) and Path(current[key]).is_file()}
+    current |= {key: os.path.relpath(Path(value).resolve(), path.parent.resolve()) for key, value in given.items()}
     if path.exists():
         try:  # a regular file holding a JSON object, within the size and nesting limits (.safe_json)
             previous = read_json_file(path, what="run settings", expected=dict)
         except DataError as err:
             raise RunConfigError(f"{err} Remove it or use another --out.") from err
-        changed = [key for key in pinned if previous.get(key) != current.get(key)]
+        changed = [
+            key
+            for key in pinned
+            if previous.get(key) != current.get(key) and not _same_file(previous.get(key), given.get(key))
+        ]
         if changed:
             details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
             raise RunConfigError(
@@ -252,3 +263,7 @@ def pin_settings(path: str | Path, settings: Mapping[str, Any], pinned: Sequence
                 f"it and must keep {keep}; use another --out for a new run."
             )
     return atomic_write_json(path, current)
+
+
+def _same_file(stored: Any, given: str | None) -> bool:
+    return isinstance(stored, str) and given is not None and Path(stored).resolve() == Path(given).resolve()

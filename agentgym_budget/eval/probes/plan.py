@@ -338,6 +338,7 @@ class _Probe(Analysis):
             self.config.to_json(),
             _PINNED,
             keep="the envs, seed, reference, budget, slack, continuation, rollouts and budget visibility",
+            files=("reference",),
         )
 
     def plan(self, store: JsonlStore, backend: JobBackend | None) -> JobPlan:

@@ -301,6 +301,7 @@ class _Recovery(Analysis):
             config.to_json(),
             _PINNED,
             keep="the envs, seed, reference, error preference, budget visibility and natural budget",
+            files=("reference",),
         )
 
     def plan(self, store: JsonlStore, backend: JobBackend | None) -> JobPlan:
