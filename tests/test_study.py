@@ -47,6 +47,32 @@ def test_study_settings_are_checked():
     assert "workers" not in study.to_json()  # processes change no result: a resume may use others
 
 
+def test_a_moved_study_renames_its_agents_in_the_evaluation_logs(tmp_path):
+    from agentgym_budget.train.study_eval import relocate_logs
+
+    agents = {name: f"hf:{tmp_path / 'new' / name / 'final'}" for name in ("sft", "fixed@1")}
+    logged = [
+        {"agent": "hf:/gone/study/sft/final", "task_id": "t", "won": True},
+        {"agent": "hf:/gone/study/fixed@1/final", "task_id": "t", "won": False},
+        {"agent": agents["sft"], "task_id": "u", "won": True},  # already here
+        {"agent": "hf:/elsewhere/other/final", "task_id": "t", "won": True},  # not a run of this study
+        {"agent": "noisy-expert-recover:eps=0.2", "task_id": "t", "won": True},
+    ]
+    log = tmp_path / "new" / "passkt" / "episodes.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text("".join(json.dumps(record) + "\n" for record in logged))
+
+    assert relocate_logs(tmp_path / "new", agents) == 2
+    assert [json.loads(line)["agent"] for line in log.read_text().splitlines()] == [
+        agents["sft"],
+        agents["fixed@1"],
+        agents["sft"],
+        "hf:/elsewhere/other/final",
+        "noisy-expert-recover:eps=0.2",
+    ]
+    assert relocate_logs(tmp_path / "new", agents) == 0
+
+
 def test_the_process_arms_train_budgetmix_with_turn_credit_with_and_without_the_process_reward():
     from agentgym_budget.train.study import StudyConfig
 

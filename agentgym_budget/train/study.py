@@ -44,6 +44,7 @@ from agentgym_budget.train.study_eval import (
     passkt_tables,
     probe_stage,
     recovery_stage,
+    relocate_logs,
     step_value_distribution,
 )
 from agentgym_budget.train.study_report import study_markdown
@@ -256,6 +257,7 @@ def run_study(
             recipe = config.recipe(name, sft_final, index)
             _timed(out, directory, lambda r=recipe, d=directory: run_training(r, out / d, progress=progress))
     agents = _agents(out, config)
+    relocate_logs(out, agents)
     held_out = EnvRef.parse(config.env_id, config.env_kwargs or None, "test")
     texts: dict[str, str] = {}
     evaluations = (("passkt", passkt_stage, True), ("probe", probe_stage, config.probe_states),

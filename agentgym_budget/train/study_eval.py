@@ -20,10 +20,19 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_budget.runner.store import read_jsonl
+from agentgym_budget.runner.store import atomic_write_text, read_jsonl
 
-__all__ = ["passkt_stage", "passkt_tables", "probe_stage", "recovery_stage", "step_value_distribution", "study_differences",
-           "study_table"]  # fmt: skip
+__all__ = [
+    "EVALUATION_LOGS",
+    "passkt_stage",
+    "passkt_tables",
+    "probe_stage",
+    "recovery_stage",
+    "relocate_logs",
+    "step_value_distribution",
+    "study_differences",
+    "study_table",
+]  # fmt: skip
 
 ORDER = ("sft", "fixed", "budgetmix", "curriculum", "budgetmix_turn", "budgetmix_process")
 """Report order of the agents (a difference is later minus earlier: ``fixed - sft``)."""
@@ -102,6 +111,38 @@ def study_differences(passkt_summary: dict[str, Any], agents: dict[str, str], bu
                     }
                 )
     return rows
+
+
+EVALUATION_LOGS = ("passkt/episodes.jsonl", "probe/probes.jsonl", "recovery/episodes.jsonl")
+"""The evaluation stages' logs in a study directory: each record names its agent as the study gave it."""
+
+
+def relocate_logs(out: Path, agents: dict[str, str]) -> int:
+    """Rename, in the evaluation logs of a study moved or copied to ``out``, its agents to their names here.
+
+    A study names its agents ``hf:OUT/RUN/final``; after a move the logged records still carry the old
+    ``OUT``, and would be played again under the new names. A record whose agent is ``hf:X/RUN/final``
+    for a run ``RUN`` of ``agents`` with another ``X`` is renamed to ``agents[RUN]`` (the episodes are
+    the same: seeds do not depend on the agent's name). Returns how many records were renamed.
+    """
+    renamed = 0
+    for name in EVALUATION_LOGS:
+        path = out / name
+        if not path.is_file():
+            continue
+        records = read_jsonl(path)
+        changed = 0
+        for record in records:
+            spec = record.get("agent")
+            parts = spec.removeprefix("hf:").rsplit("/", 2) if isinstance(spec, str) and spec.startswith("hf:") else []
+            run = parts[-2] if len(parts) >= 2 and parts[-1] == "final" else None
+            if run in agents and spec != agents[run]:
+                record["agent"], changed = agents[run], changed + 1
+        if changed:
+            lines = (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n" for record in records)
+            atomic_write_text(path, "".join(lines))
+            renamed += changed
+    return renamed
 
 
 def passkt_stage(config: Any, env: Any, agents: dict[str, str], out: Path, progress: bool) -> str:
