@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from agentgym_budget.agents.actions import parse_action
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import (
@@ -108,7 +109,13 @@ def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
         seed=0,
     )
     before = [p.detach().clone() for p in model.parameters()]
-    trainer = grpo_trainer(model, tokenizer, COIN, args, Dataset.from_list(rows))
+    scored = []  # what TRL hands the reward functions: each completion beside the environment that played it
+
+    def pairs(completions=None, environments=None, **_):
+        scored.extend(zip(completions, [(env.record, env.get_reward()) for env in environments], strict=True))
+        return [None] * len(completions)
+
+    trainer = grpo_trainer(model, tokenizer, COIN, args, Dataset.from_list(rows), reward_funcs=[pairs])
     assert getattr(trainer._tokenizer.parse_response, "plays_free_text", False)  # rollouts read free text...
     assert trainer._tokenizer is not tokenizer and "parse_response" not in vars(tokenizer)  # ...the caller's untouched
     result = trainer.train()
@@ -123,5 +130,15 @@ def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
         assert record["truncated"] == (record["turns"] == record["budget"] and not record["won"])
         assert env.get_reward() == record["return"]
     assert logged["rewards/BudgetToolEnv/mean"] == pytest.approx(sum(r["return"] for r in records) / 4, abs=1e-6)
+    # Each completion is scored with the episode its own tool calls played, turn for turn.
+    assert sorted(record["seed"] for _, (record, _) in scored) == sorted(record["seed"] for record in records)
+    for completion, (record, reward) in scored:
+        replies = [call["function"]["arguments"] for m in completion for call in m.get("tool_calls") or ()]
+        commands = [_spelling(parse_action(r["command"] if isinstance(r, dict) else r).command) for r in replies]
+        assert commands[: record["turns"]] == [_spelling(c) for c in record["commands"]] and reward == record["return"]
     if logged["frac_reward_zero_std"] < 1:  # some group had different returns: GRPO moved the weights
         assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def _spelling(command):
+    return " ".join(command.lower().split())
