@@ -106,6 +106,35 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)
 
 
+def test_rl_flags_set_every_arms_grpo_over_the_preset():
+    import argparse
+    from dataclasses import replace
+    from pathlib import Path
+
+    from agentgym_budget.cli.cmd_study import add_arguments, build_study
+    from agentgym_budget.train.grpo import GRPOSettings
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    argv = ["--out", "x", "--preset", "default", "--rl-episodes-per-step", "32", "--rl-num-generations", "8"]
+    study = build_study(parser.parse_args([*argv, "--rl-learning-rate", "5e-4", "--rl-beta", "0"]))
+    for arm in study.arms:
+        grpo = study.recipe(arm, Path("sft/final")).grpo
+        assert (grpo.episodes_per_step, grpo.num_generations, grpo.learning_rate, grpo.beta, grpo.steps) == (
+            32,
+            8,
+            5e-4,
+            0.0,
+            50,
+        )
+    assert study.recipe("sft").grpo == GRPOSettings()  # SFT runs shared by studies that differ only in RL
+    smollm2 = build_study(parser.parse_args(["--out", "x", "--preset", "smollm2", "--rl-temperature", "0.7"]))
+    preset = build_study(parser.parse_args(["--out", "x", "--preset", "smollm2"])).train.grpo
+    assert smollm2.train.grpo == replace(preset, temperature=0.7) and preset != GRPOSettings()
+    with pytest.raises(InvalidOptionError, match="must be a multiple of num_generations=8"):
+        build_study(parser.parse_args([*argv[:4], "--rl-episodes-per-step", "12", "--rl-num-generations", "8"]))
+
+
 def test_common_random_numbers_pair_agents_and_independent_streams_do_not():
     from agentgym_budget.eval.passkt.config import PassKTConfig
     from agentgym_budget.eval.passkt.plan import plan_episodes

@@ -212,6 +212,17 @@ def test_train_command_reports_a_missing_budget(capsys, tmp_path):
     assert not (tmp_path / "run.json").exists()
 
 
+def test_train_command_refuses_grpo_flags_that_do_not_fit_before_any_work(capsys, tmp_path):
+    from agentgym_budget.cli.main import main
+
+    argv = ["train", "--recipe", "fixed", "--budget", "3", "--out", str(tmp_path), "--rl-num-generations", "4"]
+    assert main([*argv, "--rl-episodes-per-step", "6"]) == 2
+    assert "episodes_per_step=6 must be a multiple of num_generations=4" in capsys.readouterr().err
+    assert main([*argv, "--rl-learning-rate", "2"]) == 2
+    assert "learning_rate in (0, 1)" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
 def test_session_config_of_a_fixed_recipe_has_one_budget():
     config = tiny_config("fixed").session_config()
     assert config == SessionConfig(*COIN, split="train", max_turns=3)

@@ -23,7 +23,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agentgym_budget.cli.cmd_train import add_demonstrations_argument, add_training_env_arguments, env_args_of
+from agentgym_budget.cli.cmd_train import (
+    add_demonstrations_argument,
+    add_grpo_arguments,
+    add_training_env_arguments,
+    env_args_of,
+    with_grpo_arguments,
+)
 from agentgym_budget.cli.common import int_list, positive_int
 from agentgym_budget.errors import InvalidOptionError
 
@@ -78,6 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--model", default=None, metavar="PATH", help="base policy SFT fine-tunes (default: tiny model)"
     )
     add_demonstrations_argument(parser)
+    add_grpo_arguments(parser)
     parser.add_argument("--noisy-demonstrations", action="store_true", help="same as --demonstrations noisy")
     parser.add_argument(
         "--stages",
@@ -145,7 +152,7 @@ def build_study(args: argparse.Namespace):
         show_budget=args.show_budget,
         train_tasks=steps["train_tasks"] or train.train_tasks,
         sft=replace(train.sft, steps=steps["sft_steps"]) if steps["sft_steps"] else train.sft,
-        grpo=replace(train.grpo, steps=steps["rl_steps"]) if steps["rl_steps"] else train.grpo,
+        grpo=with_grpo_arguments(replace(train.grpo, steps=steps["rl_steps"] or train.grpo.steps), args),
     )
     return replace(study, train=train)
 

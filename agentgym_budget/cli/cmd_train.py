@@ -42,6 +42,55 @@ def add_demonstrations_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+GRPO_FLAGS = {
+    "learning_rate": (float, "LR", "learning rate"),
+    "episodes_per_step": (positive_int, "N", "rollouts per optimiser step"),
+    "num_generations": (positive_int, "N", "rollouts of one task and budget compared by GRPO (a group)"),
+    "beta": (float, "B", "KL coefficient to the starting policy"),
+    "temperature": (float, "T", "sampling temperature of the rollouts"),
+}
+"""The ``--rl-*`` flags: :class:`~agentgym_budget.train.grpo.GRPOSettings` field -> (type, metavar, help)."""
+
+
+def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--rl-learning-rate``, ``--rl-episodes-per-step``, ... over the preset's or the default GRPO settings.
+
+    Example:
+        >>> parser = argparse.ArgumentParser(); add_grpo_arguments(parser)
+        >>> vars(parser.parse_args(["--rl-learning-rate", "5e-4", "--rl-num-generations", "8"]))["rl_learning_rate"]
+        0.0005
+    """
+    from agentgym_budget.train.grpo import GRPOSettings
+
+    defaults = GRPOSettings()
+    group = parser.add_argument_group("GRPO settings (default: the --preset's, else the value shown)")
+    for field, (kind, metavar, text) in GRPO_FLAGS.items():
+        flag = "--rl-" + field.replace("_", "-")
+        group.add_argument(
+            flag, type=kind, default=None, metavar=metavar, help=f"{text} (default {getattr(defaults, field)})"
+        )
+
+
+def with_grpo_arguments(grpo, args: argparse.Namespace):
+    """``grpo`` (a :class:`~agentgym_budget.train.grpo.GRPOSettings`) with the ``--rl-*`` flags given.
+
+    Raises:
+        InvalidOptionError: A value ``GRPOSettings`` refuses (e.g. episodes per step not a multiple of the group).
+
+    Example:
+        >>> from agentgym_budget.train.grpo import GRPOSettings
+        >>> parser = argparse.ArgumentParser(); add_grpo_arguments(parser)
+        >>> args = parser.parse_args(["--rl-episodes-per-step", "32", "--rl-num-generations", "8"])
+        >>> settings = with_grpo_arguments(GRPOSettings(), args)
+        >>> settings.episodes_per_step, settings.num_generations, settings.learning_rate
+        (32, 8, 0.0002)
+    """
+    from dataclasses import replace
+
+    given = {field: getattr(args, "rl_" + field, None) for field in GRPO_FLAGS}
+    return replace(grpo, **{field: value for field, value in given.items() if value is not None})
+
+
 def add_training_env_arguments(parser: argparse.ArgumentParser) -> None:
     """``--env`` and ``--env-args``, whose default arguments belong to the default env only (train and study)."""
     parser.add_argument(
@@ -96,6 +145,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--train-tasks", type=positive_int, default=None, help="tasks of the train split used (default 100)"
     )
     add_demonstrations_argument(parser)
+    add_grpo_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
     parser.add_argument(
@@ -149,7 +199,7 @@ def build_config(args: argparse.Namespace):
     base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)
     base = _with_preset(base, args)
     sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
-    grpo = replace(base.grpo, credit=args.credit, gamma=args.gamma)
+    grpo = with_grpo_arguments(replace(base.grpo, credit=args.credit, gamma=args.gamma), args)
     return replace(
         base,
         show_budget=args.show_budget,
