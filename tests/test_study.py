@@ -131,5 +131,13 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path):
     assert "curriculum" in json.dumps(claims["budgetmix_robustness"]["per_budget"])
     assert study["probe_step_values"]["states_examined"] >= study["probe_step_values"]["states_kept"]
     assert "## Time" in text and "| total |" in text
+    passkt = [json.loads(line) for line in (tmp_path / "passkt" / "episodes.jsonl").read_text().splitlines()]
+    assert set(study["turns"]) == set(study["agents"])
+    for name, spent in study["turns"].items():
+        played = [r for r in passkt if r["agent"] == study["agents"][name]]
+        assert spent["turns"] == sum(r["turns"] for r in played) > 0 and spent["episodes"] == len(played)
+        unmatched = sum(r["agent_stats"]["unmatched_actions"] for r in played)
+        assert spent["inadmissible"] == round(unmatched / spent["turns"], 6)
+        assert f"| {name} | {spent['episodes']} | {spent['turns']} | {spent['inadmissible']:.1%} |" in text
     assert claims["budget_dependence"]["sizes"]["fixed T=3"]["tasks"] == 2
     assert "## Claims" in text and "## What this study can and cannot show" in text

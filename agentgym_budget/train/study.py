@@ -46,6 +46,7 @@ from agentgym_budget.train.study_eval import (
     recovery_stage,
     relocate_logs,
     step_value_distribution,
+    turn_quality,
 )
 from agentgym_budget.train.study_report import study_markdown
 from agentgym_budget.train.trajectories import DEMONSTRATIONS
@@ -273,6 +274,7 @@ def run_study(
         "pass@1": table,
         "differences": differences,
         "probe_step_values": step_value_distribution(out, agents),
+        "turns": turn_quality(out, agents),
         "claims": study_claims(out, config, agents),
     }
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")

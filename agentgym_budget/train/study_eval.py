@@ -32,6 +32,7 @@ __all__ = [
     "step_value_distribution",
     "study_differences",
     "study_table",
+    "turn_quality",
 ]  # fmt: skip
 
 ORDER = ("sft", "fixed", "budgetmix", "curriculum", "budgetmix_turn", "budgetmix_process")
@@ -248,8 +249,7 @@ def step_value_distribution(out: Path, agents: dict[str, str]) -> dict[str, Any]
         "bins": list(BINS),
         "agents": {},
     }
-    for name in sorted(per_state, key=lambda n: (ORDER.index(n.partition("@")[0]) if n.partition("@")[0] in ORDER
-                                                 else len(ORDER), n)):  # fmt: skip
+    for name in sorted(per_state, key=lambda n: (_rank(n), n)):
         values = np.array([np.mean(v) for _, v in sorted(per_state[name].items())])
         counts, _ = np.histogram(values, bins=BINS)
         result["agents"][name] = {
@@ -259,3 +259,44 @@ def step_value_distribution(out: Path, agents: dict[str, str]) -> dict[str, Any]
             "histogram": [int(c) for c in counts],
         }
     return result
+
+
+def turn_quality(out: Path, agents: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Per agent, how its held-out turns were spent: the share naming an action that is not admissible there.
+
+    From ``passkt/episodes.jsonl`` (every agent's turns in the Pass@(K,T) grid): ``episodes``, ``turns``,
+    ``inadmissible`` (share of turns whose action is not one of the state's admissible actions) and
+    ``free_text`` (share of replies that were not a well-formed ``act`` call). A base that spends most
+    turns on inadmissible actions leaves RL the job of teaching it to read its observation.
+
+    Example:
+        >>> import json, tempfile
+        >>> out = Path(tempfile.mkdtemp()); (out / "passkt").mkdir()
+        >>> stats = {"unmatched_actions": 1, "free_text_turns": 0}
+        >>> record = {"agent": "hf:b", "turns": 4, "agent_stats": stats}
+        >>> _ = (out / "passkt" / "episodes.jsonl").write_text(json.dumps(record) + "\\n")
+        >>> turn_quality(out, {"sft": "hf:b"})
+        {'sft': {'episodes': 1, 'turns': 4, 'inadmissible': 0.25, 'free_text': 0.0}}
+    """
+    path = out / "passkt" / "episodes.jsonl"
+    names = {spec: name for name, spec in agents.items()}
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for record in read_jsonl(path) if path.exists() else []:
+        stats = record.get("agent_stats") or {}
+        if record.get("agent") in names:
+            total = totals[names[record["agent"]]]
+            total[0] += 1
+            total[1] += int(record.get("turns", 0))
+            total[2] += int(stats.get("unmatched_actions", 0))
+            total[3] += int(stats.get("free_text_turns", 0))
+    return {
+        name: {
+            "episodes": episodes,
+            "turns": turns,
+            "inadmissible": round(unmatched / turns, 6) if turns else 0.0,
+            "free_text": round(free_text / turns, 6) if turns else 0.0,
+        }
+        for name, (episodes, turns, unmatched, free_text) in sorted(
+            totals.items(), key=lambda item: (_rank(item[0]), item[0])
+        )
+    }

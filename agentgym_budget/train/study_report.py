@@ -13,7 +13,14 @@ from typing import Any
 
 from agentgym_budget.train.study_claims import claims_markdown
 
-__all__ = ["demonstrations_line", "pass_at_one_lines", "step_value_lines", "study_markdown", "timing_lines"]
+__all__ = [
+    "demonstrations_line",
+    "pass_at_one_lines",
+    "step_value_lines",
+    "study_markdown",
+    "timing_lines",
+    "turn_lines",
+]
 
 
 def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
@@ -46,6 +53,28 @@ def step_value_lines(distribution: Mapping[str, Any]) -> list[str]:
         quantiles = " | ".join(f"{value:.2f}" for value in entry["quantiles"].values())
         lines.append(
             f"| {name} | {entry['states']} | {entry['mean']:.3f} | {quantiles} | {' '.join(map(str, entry['histogram']))} |"
+        )
+    return [*lines, ""]
+
+
+def turn_lines(turns: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """How every agent spent its held-out turns (``study.json``'s ``turns``), as a table.
+
+    Example:
+        >>> turn_lines({"sft": {"episodes": 1, "turns": 4, "inadmissible": 0.25, "free_text": 0.0}})[-2]
+        '| sft | 1 | 4 | 25.0% | 0.0% |'
+    """
+    lines = [
+        "Turns on held-out tasks (the Pass@(K,T) episodes): the share naming an action not admissible in its "
+        "state, and the share of replies that were not a well-formed `act` call.",
+        "",
+        "| agent | episodes | turns | inadmissible | free text |",
+        "|---|---|---|---|---|",
+    ]
+    for name, entry in turns.items():
+        lines.append(
+            f"| {name} | {entry['episodes']} | {entry['turns']} | {entry['inadmissible']:.1%} | "
+            f"{entry['free_text']:.1%} |"
         )
     return [*lines, ""]
 
@@ -120,6 +149,7 @@ def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, st
         demonstrations_line(config.train),
         "",
         *pass_at_one_lines(study["pass@1"], study["differences"], config.eval_budgets),
+        *turn_lines(study.get("turns", {})),
     ]
     lines += claims_markdown(study["claims"], config.training_seeds)
     if study["probe_step_values"]["states_examined"]:
