@@ -85,11 +85,13 @@ def test_the_process_arms_train_budgetmix_with_turn_credit_with_and_without_the_
 
 
 @pytest.mark.slow
-def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path):
+def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path, capfd):
     pytest.importorskip("trl")
     from agentgym_budget.train.study import run_study
 
     study = run_study(small_study(), tmp_path, progress=False)
+    printed = capfd.readouterr()
+    assert "it/s]" not in printed.out + printed.err  # no library's bar, in this process or its workers
 
     assert set(study["training"]) == {"sft", "fixed", "budgetmix", "curriculum"}
     assert study["training"]["budgetmix"]["rl"]["episodes"] == 8

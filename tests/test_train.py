@@ -264,6 +264,10 @@ def test_train_command_runs_and_resumes_from_its_output(tmp_path, capsys):
     printed = captured.out
     assert "Training recipe sft on TextWorld-CoinCollector-v0(level=2): budget 3" in printed
     assert "'loss'" not in printed + captured.err  # --no-progress: no per-step log dicts from the trainer
+    assert "it/s]" not in captured.err and "Writing model shards" not in captured.err  # nor the libraries' bars
+    from transformers.utils import logging as hf_logging
+
+    assert hf_logging.is_progress_bar_enabled()  # ...and the bars are the caller's again afterwards
     assert f"agent hf:{tmp_path / 'final'}" in printed
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["sft"]["steps"] == 2 and "rl" not in summary

@@ -39,7 +39,7 @@ from agentgym_budget.integrations.trl import dataset_rows, grpo_trainer
 from agentgym_budget.train.credit import check_credit
 from agentgym_budget.train.device import DeviceSettings, grpo_generation_arguments, trainer_arguments
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
-from agentgym_budget.train.quiet import quiet_trainer
+from agentgym_budget.train.quiet import quiet_progress, quiet_trainer
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
 __all__ = ["GRPOSettings", "run_grpo", "staged_budgets"]
@@ -270,24 +270,25 @@ def run_grpo(
             row["max_turns"] = budget
     args = _grpo_arguments(trl, config, settings, out, seed=seed, progress=progress, report_to=report_to, device=device)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    if settings.beta > 0:
-        _pin_reference(model, tokenizer, out / "reference")
     episodes = JsonlLog(out / "episodes.jsonl")
     metrics = JsonlLog(out / "metrics.jsonl")
     recorder = EpisodeRecorder(episodes)
-    trainer = _build_trainer(
-        model,
-        tokenizer,
-        config,
-        args,
-        datasets.Dataset.from_list(rows),
-        settings,
-        reward_funcs=[recorder],
-        callbacks=[metrics_callback(metrics, "rl"), *callbacks],
-    )
-    recorder.trainer = trainer
-    if not progress:
-        quiet_trainer(trainer)
-    result = _train(trainer, out / "checkpoints", resume=resume, logs=(metrics, episodes))
+    with quiet_progress(not progress):
+        if settings.beta > 0:
+            _pin_reference(model, tokenizer, out / "reference")
+        trainer = _build_trainer(
+            model,
+            tokenizer,
+            config,
+            args,
+            datasets.Dataset.from_list(rows),
+            settings,
+            reward_funcs=[recorder],
+            callbacks=[metrics_callback(metrics, "rl"), *callbacks],
+        )
+        recorder.trainer = trainer
+        if not progress:
+            quiet_trainer(trainer)
+        result = _train(trainer, out / "checkpoints", resume=resume, logs=(metrics, episodes))
     trainer.model.eval()
     return result

@@ -56,6 +56,7 @@ from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, sa
 from agentgym_budget.train.device import DeviceSettings, check_device
 from agentgym_budget.train.grpo import GRPOSettings, run_grpo
 from agentgym_budget.train.metrics import JsonlLog
+from agentgym_budget.train.quiet import quiet_progress
 from agentgym_budget.train.sft import SFTSettings, run_sft
 from agentgym_budget.train.trajectories import Trajectories, agent_conversations
 from agentgym_budget.wrappers.turn_budget import validate_budget
@@ -398,14 +399,12 @@ def run_training(config: TrainConfig, out: str | Path, *, progress: bool = True,
     out = Path(out)
     _check_run(config, out)
     began = time.perf_counter()
-    if config.init is not None:
-        start = Path(config.init)
-        if not (start / "config.json").is_file():
-            raise InvalidOptionError(f"--init {config.init!r} is not a model directory (no config.json).")
-    else:
-        start = _sft_phase(config, out, progress, plots)
-    last = start if config.recipe == "sft" else _rl_phase(config, start, out, progress, plots)
-    _copy_final(last, out / "final")
+    if config.init is not None and not (Path(config.init) / "config.json").is_file():
+        raise InvalidOptionError(f"--init {config.init!r} is not a model directory (no config.json).")
+    with quiet_progress(not progress):
+        start = Path(config.init) if config.init is not None else _sft_phase(config, out, progress, plots)
+        last = start if config.recipe == "sft" else _rl_phase(config, start, out, progress, plots)
+        _copy_final(last, out / "final")
     summary = summarize_training(out)
     summary["wall_s_last_invocation"] = round(time.perf_counter() - began, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -28,7 +28,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError
 from agentgym_budget.train.device import DeviceSettings, trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
-from agentgym_budget.train.quiet import quiet_trainer
+from agentgym_budget.train.quiet import quiet_progress, quiet_trainer
 
 __all__ = ["SFTSettings", "last_checkpoint", "run_sft", "tokenized_examples"]
 
@@ -129,23 +129,24 @@ def run_sft(
     dataset = datasets.Dataset.from_list(tokenized_examples(tokenizer, conversations, masked_turns))
     args = _sft_arguments(trl, settings, out, seed=seed, progress=progress, report_to=report_to, device=device)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    try:
-        trainer = trl.SFTTrainer(
-            model=model,
-            args=args,
-            train_dataset=dataset,
-            processing_class=tokenizer,
-            callbacks=[metrics_callback(JsonlLog(out / "metrics.jsonl"), "sft"), *callbacks],
-        )
-    except ValueError as err:
-        raise DataError(f"SFT cannot train on this model's chat template: {err}") from err
-    if not progress:
-        quiet_trainer(trainer)
-    checkpoint = last_checkpoint(out / "checkpoints") if resume else None
-    if checkpoint is not None:
-        JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint))
-        _restore_token_count(trainer, checkpoint)
-    result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    with quiet_progress(not progress):
+        try:
+            trainer = trl.SFTTrainer(
+                model=model,
+                args=args,
+                train_dataset=dataset,
+                processing_class=tokenizer,
+                callbacks=[metrics_callback(JsonlLog(out / "metrics.jsonl"), "sft"), *callbacks],
+            )
+        except ValueError as err:
+            raise DataError(f"SFT cannot train on this model's chat template: {err}") from err
+        if not progress:
+            quiet_trainer(trainer)
+        checkpoint = last_checkpoint(out / "checkpoints") if resume else None
+        if checkpoint is not None:
+            JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint))
+            _restore_token_count(trainer, checkpoint)
+        result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     trainer.model.eval()
     return result
 

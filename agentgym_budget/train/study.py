@@ -36,6 +36,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.train.grpo import GRPOSettings
+from agentgym_budget.train.quiet import quiet_progress
 from agentgym_budget.train.recipe import TrainConfig, run_training
 from agentgym_budget.train.study_arms import DEFAULT_ARMS, arm_config, check_arms
 from agentgym_budget.train.study_claims import study_claims
@@ -263,9 +264,10 @@ def run_study(
     texts: dict[str, str] = {}
     evaluations = (("passkt", passkt_stage, True), ("probe", probe_stage, config.probe_states),
                    ("recovery", recovery_stage, config.recovery_states))  # fmt: skip
-    for stage, run, wanted in evaluations:
-        if stage in stages and wanted:
-            texts[stage] = _timed(out, stage, lambda r=run: r(config, held_out, agents, out, progress))
+    with quiet_progress(not progress):
+        for stage, run, wanted in evaluations:
+            if stage in stages and wanted:
+                texts[stage] = _timed(out, stage, lambda r=run: r(config, held_out, agents, out, progress))
     table, differences = passkt_tables(config, agents, out)
     study = {
         "config": config.to_json(),
