@@ -217,7 +217,9 @@ def test_train_command_refuses_grpo_flags_that_do_not_fit_before_any_work(capsys
 
     argv = ["train", "--recipe", "fixed", "--budget", "3", "--out", str(tmp_path), "--rl-num-generations", "4"]
     assert main([*argv, "--rl-episodes-per-step", "6"]) == 2
-    assert "episodes_per_step=6 must be a multiple of num_generations=4" in capsys.readouterr().err
+    refused = capsys.readouterr().err
+    assert "episodes_per_step=6 must be a multiple of num_generations=4" in refused
+    assert "Given: --rl-episodes-per-step 6, --rl-num-generations 4." in refused  # in the flags' own words
     assert main([*argv, "--rl-learning-rate", "2"]) == 2
     assert "learning_rate in (0, 1)" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())

@@ -75,7 +75,8 @@ def with_grpo_arguments(grpo, args: argparse.Namespace):
     """``grpo`` (a :class:`~agentgym_budget.train.grpo.GRPOSettings`) with the ``--rl-*`` flags given.
 
     Raises:
-        InvalidOptionError: A value ``GRPOSettings`` refuses (e.g. episodes per step not a multiple of the group).
+        InvalidOptionError: A value ``GRPOSettings`` refuses (e.g. episodes per step not a multiple of the group);
+            the message ends with the flags given.
 
     Example:
         >>> from agentgym_budget.train.grpo import GRPOSettings
@@ -87,8 +88,15 @@ def with_grpo_arguments(grpo, args: argparse.Namespace):
     """
     from dataclasses import replace
 
+    from agentgym_budget.errors import InvalidOptionError
+
     given = {field: getattr(args, "rl_" + field, None) for field in GRPO_FLAGS}
-    return replace(grpo, **{field: value for field, value in given.items() if value is not None})
+    given = {field: value for field, value in given.items() if value is not None}
+    try:
+        return replace(grpo, **given)
+    except InvalidOptionError as err:
+        flags = ", ".join(f"--rl-{field.replace('_', '-')} {value}" for field, value in given.items())
+        raise InvalidOptionError(f"{err} Given: {flags}.") from None
 
 
 def add_training_env_arguments(parser: argparse.ArgumentParser) -> None:
