@@ -31,7 +31,7 @@ def _evaluate_again(config, out, **changes):
 
 
 @pytest.mark.slow
-def test_workers_and_injected_delays_give_a_byte_identical_study_json(tmp_path, monkeypatch):
+def test_workers_and_injected_delays_give_a_byte_identical_study_json(tmp_path, monkeypatch, capfd):
     pytest.importorskip("trl")
     from agentgym_budget.train.grpo import GRPOSettings
     from agentgym_budget.train.study import StudyConfig, run_study
@@ -55,5 +55,7 @@ def test_workers_and_injected_delays_give_a_byte_identical_study_json(tmp_path, 
     serial = (tmp_path / "study.json").read_bytes()
     assert b'"states_kept"' in serial and b'"single_step"' in serial
     assert _evaluate_again(config, tmp_path, workers=2) == serial
+    printed = capfd.readouterr()
+    assert "it/s]" not in printed.out + printed.err  # progress=False reaches the spawned workers' libraries
     monkeypatch.setenv(INJECT_DELAYS_ENV, "0.03")  # random sleeps before every job and every emitted record
     assert _evaluate_again(config, tmp_path, workers=2) == serial

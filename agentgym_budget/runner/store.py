@@ -254,7 +254,7 @@ def pin_settings(
         changed = [
             key
             for key in pinned
-            if previous.get(key) != current.get(key) and not _same_file(previous.get(key), given.get(key))
+            if previous.get(key) != current.get(key) and not same_path(previous.get(key), given.get(key))
         ]
         if changed:
             details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
@@ -265,5 +265,11 @@ def pin_settings(
     return atomic_write_json(path, current)
 
 
-def _same_file(stored: Any, given: str | None) -> bool:
+def same_path(stored: Any, given: str | None) -> bool:
+    """Whether a path setting stored by an earlier run (as given then) names the same file or directory as ``given``.
+
+    Example:
+        >>> same_path("runs/a/../a/final", "runs/a/final"), same_path(None, "runs/a/final")
+        (True, False)
+    """
     return isinstance(stored, str) and given is not None and Path(stored).resolve() == Path(given).resolve()

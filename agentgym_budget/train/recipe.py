@@ -51,6 +51,7 @@ from agentgym_budget.agents.hf_model import load_causal_lm
 from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.errors import DataError, InvalidBudgetError, InvalidOptionError, RunConfigError, did_you_mean
 from agentgym_budget.integrations.session_config import SessionConfig
+from agentgym_budget.runner.store import same_path
 from agentgym_budget.safe_json import read_json_file
 from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, save_model
 from agentgym_budget.train.device import DeviceSettings, check_device
@@ -238,11 +239,7 @@ def _check_run(config: TrainConfig, out: Path) -> None:
         wanted["init"] = os.path.relpath(Path(config.init).resolve(), out.resolve())
     if path.exists():
         found = read_json_file(path, what="training run", expected=dict)
-        if (
-            found != wanted
-            and {**found, "init": wanted["init"]} == wanted
-            and _same_directory(found["init"], config.init)
-        ):
+        if found != wanted and {**found, "init": wanted["init"]} == wanted and same_path(found["init"], config.init):
             path.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n")
             return
         if found != wanted:
@@ -254,10 +251,6 @@ def _check_run(config: TrainConfig, out: Path) -> None:
         return
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(wanted, indent=2, sort_keys=True) + "\n")
-
-
-def _same_directory(stored: Any, given: str | None) -> bool:
-    return isinstance(stored, str) and given is not None and Path(stored).resolve() == Path(given).resolve()
 
 
 def _demonstrations(config: TrainConfig, directory: Path, progress: bool) -> Trajectories:

@@ -149,7 +149,7 @@ def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, st
         demonstrations_line(config.train),
         "",
         *pass_at_one_lines(study["pass@1"], study["differences"], config.eval_budgets),
-        *turn_lines(study.get("turns", {})),
+        *turn_lines(study["turns"]),
     ]
     lines += claims_markdown(study["claims"], config.training_seeds)
     if study["probe_step_values"]["states_examined"]:
