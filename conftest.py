@@ -9,6 +9,8 @@ setup), and the ten slowest tests of the run (docs/development.md says what each
 never a failure: timings on a busy machine vary.
 
 Doctests are marked slow by module in :data:`SLOW_DOCTEST_MODULES` (a docstring cannot carry a marker).
+Their examples make scratch files with :mod:`tempfile` as a reader would; during a doctest,
+``tempfile`` makes them under pytest's own temporary directory, so runs leave nothing in ``/tmp``.
 
 A full run (no ``-m``, ``-k`` or paths) also starts ``tests/warm_games.py`` in the background, at low
 priority: it generates the TextWorld games the suite will ask for on the second core while tests run
@@ -21,7 +23,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -75,6 +79,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = getattr(getattr(item, "dtest", None), "name", None)  # doctest items only
         if name and any(name == module or name.startswith(module + ".") for module in SLOW_DOCTEST_MODULES):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _doctest_scratch_files(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        if getattr(request.node, "dtest", None) is not None:
+            patch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("doctest")))
+        yield
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
