@@ -225,3 +225,26 @@ def test_stacks_left_in_reference_cycles_are_collected_without_crashing():
         [sys.executable, "-X", "faulthandler", "-c", _CYCLES], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and done.stdout.strip().endswith("collected"), done.stderr[-3000:]
+
+
+def test_interpreters_finalized_at_interpreter_exit_close_without_errors(monkeypatch):
+    """At interpreter exit Python clears module globals before the last finalizers run: closing an env then
+    printed ``TypeError: isinstance() arg 2 must be a type`` ("Exception ignored in ... __del__")."""
+    import warnings
+
+    from agentgym_budget.errors import InterpreterHaltedError
+    from agentgym_budget.tasks.textworld import games, watchdog
+
+    path = str(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lease = InterpreterLease.start(path, seed=1)
+    lease.reset()
+    frotz = lease._shared.frotz
+    with monkeypatch.context() as exiting:
+        for name in ("_UnloadedLibrary", "jericho", "ctypes"):
+            exiting.setattr(watchdog, name, None)
+        frotz.__del__()
+        lease.close()
+    with pytest.raises(InterpreterHaltedError, match="unloaded"):
+        frotz.step("look")

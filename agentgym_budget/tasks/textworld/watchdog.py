@@ -59,7 +59,7 @@ import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 import jericho
 import numpy as np
@@ -275,6 +275,10 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
         InterpreterHaltedError: The story halted or ran past ``time_limit`` while starting.
     """
 
+    _UNLOADED: ClassVar[type[_UnloadedLibrary]] = _UnloadedLibrary
+    _DLCLOSE: ClassVar[Any] = staticmethod(jericho.jericho.dlclose_func)
+    """Held by the class: finalizers that run at interpreter exit may find this module's globals cleared."""
+
     def __init__(self, story_file: str, seed: int | None = None, time_limit: float = CALL_TIME_LIMIT) -> None:
         self.time_limit = time_limit
         self.halted_reason: str | None = None
@@ -299,7 +303,7 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
 
     def close(self) -> None:
         """Stop the game and free its memory (``FrotzEnv.close``); a no-op once the library is unloaded."""
-        if not isinstance(self.__dict__.get("frotz_lib"), _UnloadedLibrary):
+        if not self._library_unloaded():
             super().close()
 
     def __del__(self) -> None:
@@ -310,16 +314,19 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
         both are in unreachable reference cycles: that ``close`` then jumped into unmapped memory.
         """
         lib = self.__dict__.get("frotz_lib")
-        if lib is None or isinstance(lib, _UnloadedLibrary):
+        if lib is None or self._library_unloaded():
             return
         self.__dict__.pop("_halted_flag", None)  # views into the library's memory
         self.__dict__.pop("_error_guards", None)
-        self.frotz_lib = _UnloadedLibrary(self.story_file)
+        self.frotz_lib = self._UNLOADED(self.story_file)
         lib.shutdown()
-        jericho.jericho.dlclose_func(lib._handle)
+        self._DLCLOSE(lib._handle)
+
+    def _library_unloaded(self) -> bool:
+        return isinstance(self.__dict__.get("frotz_lib"), self._UNLOADED)
 
     def _guarded(self, what: str, call: Any, *args: Any) -> Any:
-        if isinstance(self.__dict__.get("frotz_lib"), _UnloadedLibrary):
+        if self._library_unloaded():
             self.frotz_lib.refuse()
         flag = self.__dict__.get("_halted_flag")
         if flag is None:
