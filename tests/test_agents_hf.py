@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -450,3 +452,16 @@ def test_training_reads_every_reply_as_the_agent_plays_it(checkpoint: Path) -> N
         after = parse_response(training, ids, prefix=over.ids)
         assert act_commands(after, "act")[0] == act_commands(local.parse(ids, over.ids), "act")[0]
     assert "tool_calls" not in parse_response(training, list(_reply_ids(local, "Done.")), prefix=over.ids)
+
+
+@pytest.mark.slow
+def test_no_progress_keeps_the_model_libraries_bars_off(checkpoint: Path, tmp_path: Path) -> None:
+    """A fresh process, so the model really loads: ``--no-progress`` leaves stderr without any library's bar."""
+    agent = f"hf:{checkpoint}:max_new_tokens=4"
+    argv = ["passkt", "--env", ENV[0], "--env-args", ENV[1], "--agent", agent, "--k", "1", "--t", "1", "--n", "1"]
+    argv += ["--tasks", "1", "--workers", "1", "--no-plots", "--no-progress", "--out", str(tmp_path / "run")]
+    done = subprocess.run(
+        [sys.executable, "-m", "agentgym_budget", *argv], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "it/s]" not in done.stderr and "Loading weights" not in done.stderr, done.stderr[-2000:]

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from agentgym_budget.errors import InvalidOptionError, WorkerError, did_you_mean
 from agentgym_budget.runner.jitter import injected_delay
 from agentgym_budget.runner.parent_watch import exit_with_parent
+from agentgym_budget.runner.quiet import quiet_progress
 
 if TYPE_CHECKING:
     from agentgym_budget.runner.store import JsonlStore
@@ -298,7 +299,7 @@ def run_logged_jobs(
         done: Records already logged before this call.
         desc: Progress bar label.
         unit: Progress bar unit.
-        progress: Show the bar (on stderr).
+        progress: Show the bar (on stderr); when off, the model libraries' bars are off too (:func:`~agentgym_budget.runner.quiet.quiet_progress`).
         finalize: As for :func:`run_jobs`.
         on_new: Called with every newly appended record.
         backend: As for :func:`run_jobs`.
@@ -329,7 +330,8 @@ def run_logged_jobs(
         bar.update(1)
 
     try:
-        run_jobs(fn, jobs, workers=workers, on_result=on_result, finalize=finalize, backend=backend)
+        with quiet_progress(not progress):  # nor the bars of the libraries the jobs load models with
+            run_jobs(fn, jobs, workers=workers, on_result=on_result, finalize=finalize, backend=backend)
     finally:
         bar.close()
     return appended

@@ -36,10 +36,11 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import dataset_rows, grpo_trainer
+from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.train.credit import check_credit
 from agentgym_budget.train.device import DeviceSettings, grpo_generation_arguments, trainer_arguments
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
-from agentgym_budget.train.quiet import quiet_progress, quiet_trainer
+from agentgym_budget.train.quiet import quiet_trainer
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
 __all__ = ["GRPOSettings", "run_grpo", "staged_budgets"]

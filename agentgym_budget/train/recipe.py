@@ -51,13 +51,13 @@ from agentgym_budget.agents.hf_model import load_causal_lm
 from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.errors import DataError, InvalidBudgetError, InvalidOptionError, RunConfigError, did_you_mean
 from agentgym_budget.integrations.session_config import SessionConfig
+from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.runner.store import same_path
 from agentgym_budget.safe_json import read_json_file
 from agentgym_budget.train.base_model import TinyModelSpec, build_base_model, save_model
 from agentgym_budget.train.device import DeviceSettings, check_device
 from agentgym_budget.train.grpo import GRPOSettings, run_grpo
 from agentgym_budget.train.metrics import JsonlLog
-from agentgym_budget.train.quiet import quiet_progress
 from agentgym_budget.train.sft import SFTSettings, run_sft
 from agentgym_budget.train.trajectories import Trajectories, agent_conversations
 from agentgym_budget.wrappers.turn_budget import validate_budget

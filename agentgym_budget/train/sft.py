@@ -26,9 +26,10 @@ from typing import Any
 from agentgym_budget.chat.tool import act_tool_schema
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError
+from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.train.device import DeviceSettings, trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
-from agentgym_budget.train.quiet import quiet_progress, quiet_trainer
+from agentgym_budget.train.quiet import quiet_trainer
 
 __all__ = ["SFTSettings", "last_checkpoint", "run_sft", "tokenized_examples"]
 

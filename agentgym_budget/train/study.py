@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
+from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.train.grpo import GRPOSettings
-from agentgym_budget.train.quiet import quiet_progress
 from agentgym_budget.train.recipe import TrainConfig, run_training
 from agentgym_budget.train.study_arms import DEFAULT_ARMS, arm_config, check_arms
 from agentgym_budget.train.study_claims import study_claims

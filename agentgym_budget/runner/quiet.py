@@ -1,0 +1,84 @@
+"""Keeping the model libraries' progress bars off while a run's own progress output is off (``--no-progress``).
+
+``transformers`` draws a bar per model load and save, ``datasets`` one per ``map`` and ``filter``, and
+``huggingface_hub`` decides for both from ``HF_HUB_DISABLE_PROGRESS_BARS`` when it is imported.
+:func:`quiet_progress` turns them off for a block, in this process and in the worker processes the
+block spawns, and restores them after. It never imports a library itself: a run of scripted agents
+stays as light as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__: list[str] = []
+
+PROGRESS_VARIABLES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+"""Read by ``huggingface_hub`` (and so ``transformers``) and ``datasets`` when a process imports them."""
+
+
+def _switches() -> dict[str, tuple[Any, Any, Any]]:
+    """``(is_on, turn_off, turn_on)`` of each bar-drawing library this process has imported."""
+    found = {}
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        found["transformers"] = (
+            hf_logging.is_progress_bar_enabled,
+            hf_logging.disable_progress_bar,
+            hf_logging.enable_progress_bar,
+        )
+    if "datasets" in sys.modules:
+        import datasets
+
+        found["datasets"] = (
+            lambda: not datasets.are_progress_bars_disabled(),
+            datasets.disable_progress_bars,
+            datasets.enable_progress_bars,
+        )
+    return found
+
+
+@contextmanager
+def quiet_progress(quiet: bool = True) -> Iterator[None]:
+    """Within the block (if ``quiet``), no progress bar from ``transformers`` or ``datasets``; restored after.
+
+    Processes spawned in the block (evaluation workers) inherit it through :data:`PROGRESS_VARIABLES`;
+    a library first imported inside the block gets its bars back after it unless the environment
+    turned them off before the block.
+
+    Example:
+        >>> from transformers.utils import logging as hf_logging
+        >>> with quiet_progress():
+        ...     hf_logging.is_progress_bar_enabled()
+        False
+        >>> hf_logging.is_progress_bar_enabled()
+        True
+    """
+    if not quiet:
+        yield
+        return
+    environment = {name: os.environ.get(name) for name in PROGRESS_VARIABLES}
+    bars_on_outside = not any(value and value.upper() in ("1", "ON", "YES", "TRUE") for value in environment.values())
+    were_on = {name: switch[0]() for name, switch in _switches().items()}
+    os.environ.update(dict.fromkeys(PROGRESS_VARIABLES, "1"))
+    for _, turn_off, _ in _switches().values():
+        turn_off()
+    try:
+        with warnings.catch_warnings():  # the libraries' deprecation notices to each other (trl -> transformers)
+            warnings.filterwarnings("ignore", category=FutureWarning, module=r"transformers\.")
+            yield
+    finally:
+        for name, value in environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        for name, (_, _, turn_on) in _switches().items():
+            if were_on.get(name, bars_on_outside):
+                turn_on()
