@@ -322,3 +322,26 @@ def test_a_run_moved_with_its_starting_checkpoint_resumes(tmp_path):
     (moved / "fixed" / "run.json").write_text(json.dumps(legacy))  # as runs before relative init stored it
     _check_run(rl_config(moved), moved / "fixed")
     assert json.loads((moved / "fixed" / "run.json").read_text())["init"] == "../sft/final"
+
+
+@pytest.mark.slow
+def test_the_number_of_torch_threads_does_not_change_what_training_makes(tmp_path):
+    """``--threads`` is an operational setting: SFT then GRPO on 1 and on 2 threads give the same bytes.
+
+    The default tiny model's width, so that torch does split its operations across the threads.
+    """
+    torch = pytest.importorskip("torch")
+    from agentgym_budget.train.base_model import TinyModelSpec
+    from agentgym_budget.train.recipe import run_training
+
+    config = tiny_config("fixed", tiny=TinyModelSpec(), train_tasks=2)
+    threads = torch.get_num_threads()
+    try:
+        for count in (1, 2):
+            torch.set_num_threads(count)
+            run_training(config, tmp_path / f"threads{count}", progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    one, two = (tmp_path / f"threads{count}" for count in (1, 2))
+    assert (one / "final" / "model.safetensors").read_bytes() == (two / "final" / "model.safetensors").read_bytes()
+    assert (one / "rl" / "episodes.jsonl").read_bytes() == (two / "rl" / "episodes.jsonl").read_bytes()
