@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.runner.env_ref import EnvRef
 from tests.train_support import COIN, tiny_config
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
@@ -135,11 +136,39 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path, capfd)
     assert "## Time" in text and "| total |" in text
     passkt = [json.loads(line) for line in (tmp_path / "passkt" / "episodes.jsonl").read_text().splitlines()]
     assert set(study["turns"]) == set(study["agents"])
+    solver = EnvRef.parse(study["config"]["env_id"], study["config"]["env_kwargs"], "test").make_base(["expert_plan"])
+
+    def first_move(task_id):
+        return solver.reset(options={"task": task_id})[1]["expert_plan"][0].lower()
+
     for name, spent in study["turns"].items():
         played = [r for r in passkt if r["agent"] == study["agents"][name]]
         assert spent["turns"] == sum(r["turns"] for r in played) > 0 and spent["episodes"] == len(played)
         unmatched = sum(r["agent_stats"]["unmatched_actions"] for r in played)
         assert spent["inadmissible"] == round(unmatched / spent["turns"], 6)
         assert f"| {name} | {spent['episodes']} | {spent['turns']} | {spent['inadmissible']:.1%} |" in text
+        firsts = [first_move(r["task_id"]) == r["actions"][0].lower() for r in played]
+        assert spent["first_move_expert"] == round(sum(firsts) / len(firsts), 6)
+        assert f"{spent['free_text']:.1%} | {spent['first_move_expert']:.1%} |" in text
     assert claims["budget_dependence"]["sizes"]["fixed T=3"]["tasks"] == 2
     assert "## Claims" in text and "## What this study can and cannot show" in text
+
+
+def test_turn_quality_compares_each_first_action_with_the_solvers_first_command(tmp_path):
+    from agentgym_budget.train.study_eval import expert_first_moves, turn_quality
+
+    held_out = EnvRef.parse(*COIN, "test")
+    tasks = list(held_out.task_ids()[:2])
+    moves = expert_first_moves(held_out, tasks)
+    assert set(moves) == set(tasks) and all(move.startswith("go ") for move in moves.values())
+    stats = {"unmatched_actions": 0, "free_text_turns": 0}
+    records = [  # the solver's first move first, then last, then first (spelt loosely)
+        {"agent": "hf:a", "task_id": tasks[0], "turns": 2, "actions": [moves[tasks[0]].upper(), "look"]},
+        {"agent": "hf:a", "task_id": tasks[1], "turns": 2, "actions": ["look", moves[tasks[1]]]},
+        {"agent": "hf:a", "task_id": tasks[1], "turns": 2, "actions": [f" {moves[tasks[1]]} ", "inventory"]},
+    ]
+    (tmp_path / "passkt").mkdir()
+    lines = [json.dumps({**record, "agent_stats": stats}) for record in records]
+    (tmp_path / "passkt" / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    assert turn_quality(tmp_path, {"sft": "hf:a"}, held_out)["sft"]["first_move_expert"] == round(2 / 3, 6)
+    assert "first_move_expert" not in turn_quality(tmp_path, {"sft": "hf:a"})["sft"]  # no env: not compared

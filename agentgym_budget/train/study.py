@@ -276,7 +276,7 @@ def run_study(
         "pass@1": table,
         "differences": differences,
         "probe_step_values": step_value_distribution(out, agents),
-        "turns": turn_quality(out, agents),
+        "turns": turn_quality(out, agents, held_out),
         "claims": study_claims(out, config, agents),
     }
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.runner.store import atomic_write_text, read_jsonl
 
 __all__ = [
     "EVALUATION_LOGS",
+    "expert_first_moves",
     "passkt_stage",
     "passkt_tables",
     "probe_stage",
@@ -261,13 +264,40 @@ def step_value_distribution(out: Path, agents: dict[str, str]) -> dict[str, Any]
     return result
 
 
-def turn_quality(out: Path, agents: dict[str, str]) -> dict[str, dict[str, Any]]:
+def expert_first_moves(held_out: Any, task_ids: Iterable[str]) -> dict[str, str]:
+    """The reference solver's first command on each task of ``held_out`` (an ``EnvRef``), by task id.
+
+    Empty when the environment has no ``expert_plan`` info key (no reference solver to compare with).
+    """
+    try:
+        env = held_out.make_base(("expert_plan",))
+    except InvalidOptionError:
+        return {}
+    moves = {}
+    try:
+        for task_id in sorted(set(task_ids)):
+            _, info = env.reset(options={"task": task_id})
+            if info.get("expert_plan"):
+                moves[task_id] = _spelling(info["expert_plan"][0])
+    finally:
+        env.close()
+    return moves
+
+
+def _spelling(command: str) -> str:
+    return " ".join(str(command).lower().split())
+
+
+def turn_quality(out: Path, agents: dict[str, str], held_out: Any = None) -> dict[str, dict[str, Any]]:
     """Per agent, how its held-out turns were spent: the share naming an action that is not admissible there.
 
     From ``passkt/episodes.jsonl`` (every agent's turns in the Pass@(K,T) grid): ``episodes``, ``turns``,
     ``inadmissible`` (share of turns whose action is not one of the state's admissible actions) and
     ``free_text`` (share of replies that were not a well-formed ``act`` call). A base that spends most
-    turns on inadmissible actions leaves RL the job of teaching it to read its observation.
+    turns on inadmissible actions leaves RL the job of teaching it to read its observation. With
+    ``held_out`` (the evaluation's ``EnvRef``) and a reference solver, also ``first_move_expert``: the
+    share of episodes whose first action is the solver's first command, which an agent that ignores its
+    task matches only by chance (1 in 4 for Coin Collector's four directions).
 
     Example:
         >>> import json, tempfile
@@ -280,23 +310,28 @@ def turn_quality(out: Path, agents: dict[str, str]) -> dict[str, dict[str, Any]]
     """
     path = out / "passkt" / "episodes.jsonl"
     names = {spec: name for name, spec in agents.items()}
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for record in read_jsonl(path) if path.exists() else []:
-        stats = record.get("agent_stats") or {}
-        if record.get("agent") in names:
-            total = totals[names[record["agent"]]]
-            total[0] += 1
-            total[1] += int(record.get("turns", 0))
-            total[2] += int(stats.get("unmatched_actions", 0))
-            total[3] += int(stats.get("free_text_turns", 0))
-    return {
-        name: {
-            "episodes": episodes,
-            "turns": turns,
-            "inadmissible": round(unmatched / turns, 6) if turns else 0.0,
-            "free_text": round(free_text / turns, 6) if turns else 0.0,
-        }
-        for name, (episodes, turns, unmatched, free_text) in sorted(
-            totals.items(), key=lambda item: (_rank(item[0]), item[0])
-        )
+    records = [r for r in (read_jsonl(path) if path.exists() else []) if r.get("agent") in names]
+    moves = expert_first_moves(held_out, (r["task_id"] for r in records)) if held_out is not None else {}
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+    for record in records:
+        stats, total = record.get("agent_stats") or {}, totals[names[record["agent"]]]
+        total[0] += 1
+        total[1] += int(record.get("turns", 0))
+        total[2] += int(stats.get("unmatched_actions", 0))
+        total[3] += int(stats.get("free_text_turns", 0))
+        if record.get("task_id") in moves:
+            total[4] += 1
+            total[5] += _spelling((record.get("actions") or [""])[0]) == moves[record["task_id"]]
+    return {name: _turn_shares(*counts) for name, counts in sorted(totals.items(), key=lambda i: (_rank(i[0]), i[0]))}
+
+
+def _turn_shares(episodes: int, turns: int, unmatched: int, free_text: int, compared: int, agreed: int) -> dict:
+    shares = {
+        "episodes": episodes,
+        "turns": turns,
+        "inadmissible": round(unmatched / turns, 6) if turns else 0.0,
+        "free_text": round(free_text / turns, 6) if turns else 0.0,
     }
+    if compared:
+        shares["first_move_expert"] = round(agreed / compared, 6)
+    return shares

@@ -62,19 +62,22 @@ def turn_lines(turns: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
     Example:
         >>> turn_lines({"sft": {"episodes": 1, "turns": 4, "inadmissible": 0.25, "free_text": 0.0}})[-2]
-        '| sft | 1 | 4 | 25.0% | 0.0% |'
+        '| sft | 1 | 4 | 25.0% | 0.0% | n/a |'
     """
     lines = [
         "Turns on held-out tasks (the Pass@(K,T) episodes): the share naming an action not admissible in its "
-        "state, and the share of replies that were not a well-formed `act` call.",
+        "state, the share of replies that were not a well-formed `act` call, and the share of episodes whose "
+        "first action is the reference solver's first command (an agent that ignores its task matches it "
+        "only by chance).",
         "",
-        "| agent | episodes | turns | inadmissible | free text |",
-        "|---|---|---|---|---|",
+        "| agent | episodes | turns | inadmissible | free text | first move = solver's |",
+        "|---|---|---|---|---|---|",
     ]
     for name, entry in turns.items():
+        first = f"{entry['first_move_expert']:.1%}" if "first_move_expert" in entry else "n/a"
         lines.append(
             f"| {name} | {entry['episodes']} | {entry['turns']} | {entry['inadmissible']:.1%} | "
-            f"{entry['free_text']:.1%} |"
+            f"{entry['free_text']:.1%} | {first} |"
         )
     return [*lines, ""]
 
