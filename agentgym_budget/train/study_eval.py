@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import numpy as np
 
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.runner.store import atomic_write_text, read_jsonl
+from agentgym_budget.text import normalize_command
 
 __all__ = [
     "EVALUATION_LOGS",
@@ -278,14 +279,10 @@ def expert_first_moves(held_out: Any, task_ids: Iterable[str]) -> dict[str, str]
         for task_id in sorted(set(task_ids)):
             _, info = env.reset(options={"task": task_id})
             if info.get("expert_plan"):
-                moves[task_id] = _spelling(info["expert_plan"][0])
+                moves[task_id] = normalize_command(info["expert_plan"][0])
     finally:
         env.close()
     return moves
-
-
-def _spelling(command: str) -> str:
-    return " ".join(str(command).lower().split())
 
 
 def turn_quality(out: Path, agents: dict[str, str], held_out: Any = None) -> dict[str, dict[str, Any]]:
@@ -312,20 +309,22 @@ def turn_quality(out: Path, agents: dict[str, str], held_out: Any = None) -> dic
     names = {spec: name for name, spec in agents.items()}
     records = [r for r in (read_jsonl(path) if path.exists() else []) if r.get("agent") in names]
     moves = expert_first_moves(held_out, (r["task_id"] for r in records)) if held_out is not None else {}
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+    totals: dict[str, Counter] = defaultdict(Counter)
     for record in records:
         stats, total = record.get("agent_stats") or {}, totals[names[record["agent"]]]
-        total[0] += 1
-        total[1] += int(record.get("turns", 0))
-        total[2] += int(stats.get("unmatched_actions", 0))
-        total[3] += int(stats.get("free_text_turns", 0))
+        total["episodes"] += 1
+        total["turns"] += int(record.get("turns", 0))
+        total["unmatched"] += int(stats.get("unmatched_actions", 0))
+        total["free_text"] += int(stats.get("free_text_turns", 0))
         if record.get("task_id") in moves:
-            total[4] += 1
-            total[5] += _spelling((record.get("actions") or [""])[0]) == moves[record["task_id"]]
-    return {name: _turn_shares(*counts) for name, counts in sorted(totals.items(), key=lambda i: (_rank(i[0]), i[0]))}
+            total["compared"] += 1
+            total["agreed"] += normalize_command((record.get("actions") or [""])[0]) == moves[record["task_id"]]
+    return {name: _turn_shares(**counts) for name, counts in sorted(totals.items(), key=lambda i: (_rank(i[0]), i[0]))}
 
 
-def _turn_shares(episodes: int, turns: int, unmatched: int, free_text: int, compared: int, agreed: int) -> dict:
+def _turn_shares(
+    episodes: int = 0, turns: int = 0, unmatched: int = 0, free_text: int = 0, compared: int = 0, agreed: int = 0
+) -> dict:
     shares = {
         "episodes": episodes,
         "turns": turns,
