@@ -183,6 +183,17 @@ def test_an_unknown_flag_shows_the_subcommands_usage_and_the_closest_flag(capsys
     assert err.startswith("usage: agentgym-budget report") and "did you mean '--force'" in err
 
 
+@pytest.mark.parametrize("command", ["passkt", "probe", "recovery", "report"])
+def test_too_few_bootstrap_resamples_are_refused_by_the_parser(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arguments = [command, *(["runs/x"] if command == "report" else []), "--bootstrap", "20"]
+    with pytest.raises(SystemExit) as exited:
+        main(arguments)
+    assert exited.value.code == 2
+    assert "expected at least 100 resamples (interval bounds are quantiles), got '20'" in capsys.readouterr().err
+
+
 def test_list_of_an_unknown_family_is_an_error_listing_the_families(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--family", "textworl", "--envs"]) == 2
     assert capsys.readouterr().err == (

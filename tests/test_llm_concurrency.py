@@ -39,7 +39,7 @@ def _run(out: Path, concurrency: int) -> tuple[dict, int, int]:
         agent = f"openai:scripted:base_url={server.base_url},retries=0"
         config = PassKTConfig(
             COIN, [agent], ks=(1,), budgets=(3,), samples=SAMPLES, tasks=TASKS, workers=1,
-            episode_concurrency=concurrency, resamples=10,
+            episode_concurrency=concurrency, resamples=100,
         )  # fmt: skip
         result = run_passkt(config, out, progress=False, plots=False)
     records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]

@@ -107,12 +107,23 @@ def test_prefix_mode_is_refused_when_the_budget_is_shown() -> None:
         ({"agents": ("random", "random")}, InvalidOptionError, "listed twice"),
         ({"agents": ()}, InvalidOptionError, "at least one agent"),
         ({"workers": 0}, InvalidOptionError, "workers"),
+        ({"resamples": 50}, InvalidOptionError, "at least 100 resamples"),
+        ({"confidence": 95}, InvalidOptionError, r"confidence must be in \(0, 1\)"),
     ],
 )
 def test_invalid_configurations(kwargs: dict, error: type[Exception], match: str) -> None:
     settings = {"agents": ("random",), **kwargs}
     with pytest.raises(error, match=match):
         PassKTConfig(COIN, **settings)
+
+
+def test_interval_options_are_checked_before_any_episode_is_played() -> None:
+    from agentgym_budget.eval.probes.plan import ProbeConfig
+    from agentgym_budget.eval.recovery.config import RecoveryConfig
+
+    for config in (ProbeConfig, RecoveryConfig):
+        with pytest.raises(InvalidOptionError, match="at least 100 resamples"):
+            config((COIN,), ("random",), resamples=10)
 
 
 def test_plan_covers_the_grid_with_seeds_shared_across_budgets_and_agents() -> None:

@@ -22,7 +22,7 @@ def _grids(wins_b: int) -> list:
          "won": (s + t) % (2 if agent == "a" else 2 * wins_b) == 0, "turns": 5}
         for agent in "ab" for t in range(3) for s in range(4) for budget in (5, 10)
     ]  # fmt: skip
-    return summarize(records, ks=[1, 2, 4], budgets=[5, 10], resamples=20).grids
+    return summarize(records, ks=[1, 2, 4], budgets=[5, 10], resamples=100).grids
 
 
 def _lines(axis) -> list:
@@ -54,7 +54,7 @@ def test_the_depth_plot_draws_no_line_across_depths_without_states() -> None:
          "optimal": depth % 2 == 0, "value": 1.0, "progress_delta": 0.0}
         for agent in ("x", "y") for depth in (0, 1, 4, 5, 9)
     ]  # fmt: skip
-    figure = accuracy_by_depth_figure(summarize_probes(rows, resamples=20))
+    figure = accuracy_by_depth_figure(summarize_probes(rows, resamples=100))
     for axis in figure.axes:
         for line in _lines(axis):
             xs, ys = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
@@ -75,7 +75,7 @@ def test_plot_formats_on_the_command_line(tmp_path: Path, capsys: pytest.Capture
     ]  # fmt: skip
     (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     out = tmp_path / "report"
-    assert main(["report", str(run), "--out", str(out), "--plot-format", "pdf,svg", "--bootstrap", "20"]) == 0
+    assert main(["report", str(run), "--out", str(out), "--plot-format", "pdf,svg", "--bootstrap", "100"]) == 0
     plots = sorted(p.name for p in out.iterdir() if p.suffix in (".png", ".pdf", ".svg"))
     assert plots == sorted(
         f"{stem}.{fmt}" for stem in ("heatmap", "passk_vs_K", "success_vs_T") for fmt in ("pdf", "svg")

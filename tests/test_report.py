@@ -137,11 +137,11 @@ def test_the_files_of_one_report_always_belong_together(tmp_path: Path) -> None:
     expert = _write_run(tmp_path / "expert", "expert", [10, 20], samples=4)
     rand = _write_run(tmp_path / "random", "random", [10, 20], samples=4)
     out = tmp_path / "out"
-    report([expert, rand], out, resamples=50)
+    report([expert, rand], out, resamples=100)
     names = {p.name for p in out.iterdir()}
     assert {"difference.csv", "difference.png", "heatmap.png", "passk_vs_K.png", "success_vs_T.png"} <= names
 
-    report([rand], out, resamples=50, plots=False)  # one agent, no plots: nothing of the first report stays
+    report([rand], out, resamples=100, plots=False)  # one agent, no plots: nothing of the first report stays
     assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {"summary.json", "summary.csv"}
     assert [p.name for p in out.iterdir() if p.name.startswith(".outputs")] == []
     assert [a["agent"] for a in json.loads((out / "summary.json").read_text())["agents"]] == ["random"]
@@ -152,6 +152,6 @@ def test_report_reads_logs_of_older_versions_without_a_split(tmp_path: Path) -> 
     lines = [{**json.loads(line), "split": None} for line in (old / "episodes.jsonl").read_text().splitlines()]
     (old / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     new = _write_run(tmp_path / "new", "random", [10], samples=2)
-    result = report([old, new], tmp_path / "out", plots=False, resamples=20)
+    result = report([old, new], tmp_path / "out", plots=False, resamples=100)
     assert [g.label for g in result.summary.grids] == ["expert", "random"]  # one env configuration
     assert len(result.summary.differences) == 1

@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import add_plot_format_argument, int_list, positive_int
+from agentgym_budget.cli.common import add_plot_format_argument, int_list, positive_int, resample_count
 from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
 from agentgym_budget.eval.passkt.report import report
 from agentgym_budget.eval.passkt.tables import format_summary
@@ -54,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--t", type=int_list, default=None, metavar="T,...", help="turn budgets T")
     parser.add_argument("--n", type=positive_int, default=None, help="use only the first N samples")
     parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
-    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
+    parser.add_argument(
+        "--bootstrap", type=resample_count, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples (at least 100)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--no-plots", action="store_true", help="do not write plots")
     add_plot_format_argument(parser)

@@ -20,6 +20,19 @@ from typing import Any
 __all__: list[str] = []
 
 
+def resample_count(text: str) -> int:
+    """Parse a number of bootstrap resamples, at least 100 (for ``type=``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 100:
+        raise argparse.ArgumentTypeError(
+            f"expected at least 100 resamples (interval bounds are quantiles), got {text!r}"
+        )
+    return value
+
+
 def int_list(text: str) -> tuple[int, ...]:
     """Parse ``"1,2,4"`` into positive integers (for ``type=``)."""
     try:
@@ -105,7 +118,9 @@ def add_run_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the run (default 0)")
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default runs/{command}-<time>)")
     parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
-    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
+    parser.add_argument(
+        "--bootstrap", type=resample_count, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples (at least 100)"
+    )
     parser.add_argument("--no-plots", action="store_true", help="do not write plots")
     add_plot_format_argument(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -1,6 +1,6 @@
 """Evaluation: the estimator, the analyses, and what they share.
 
-* :mod:`.estimator`: unbiased pass@k, bootstrap intervals over tasks (plain and paired);
+* :mod:`.estimator`: unbiased pass@k, intervals over tasks (expanded BCa bootstrap; paired Student-t);
 * :mod:`.process_signal`: how informative the ``progress`` signal is; :mod:`.figures`: figure helpers;
 * :mod:`.passkt`: the Pass@(K,T) grid, its modes and resume, summaries, tables, plots, reports;
 * :mod:`.probes`: single-step decision probes from shared states;
@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from agentgym_budget.eval.estimator import bootstrap_ci, mean_pass_at_k, paired_bootstrap_ci, pass_at_k
+from agentgym_budget.eval.estimator import bootstrap_ci, mean_pass_at_k, paired_bootstrap_ci, paired_ci, pass_at_k
 from agentgym_budget.eval.passkt.config import PassKTConfig
 from agentgym_budget.eval.passkt.plan import PassKTRun, run_passkt
 from agentgym_budget.eval.passkt.report import report
@@ -36,6 +36,7 @@ __all__ = [
     "bootstrap_ci",
     "mean_pass_at_k",
     "paired_bootstrap_ci",
+    "paired_ci",
     "pass_at_k",
     "report",
     "run_passkt",

@@ -7,7 +7,7 @@ Example:
     >>> zero = np.zeros((1, 1))
     >>> grid = AgentGrid("random", key, ("a", "b"), ks=(1,), budgets=(10,), samples=4, estimate=zero, low=zero, high=zero)
     >>> print(summary_caption(Summary([grid], [], 0.95, 1000)))
-    TextWorld-CoinCollector-v0 (level=110), split train, 2 tasks x 4 samples; bands and brackets: 95% bootstrap interval over tasks
+    TextWorld-CoinCollector-v0 (level=110), split train, 2 tasks x 4 samples; bands and brackets: 95% intervals over tasks (expanded BCa bootstrap; differences: paired t)
 """
 
 from __future__ import annotations
@@ -29,4 +29,7 @@ def summary_caption(summary: Summary) -> str:
     """One line naming env, arguments (the level), split, number of tasks and samples, and the interval."""
     runs = sorted({(_env_text(g.key[1], g.key[2]), g.key[3], len(g.tasks), g.samples) for g in summary.grids})
     what = "; ".join(f"{env}, split {split}, {tasks} tasks x {samples} samples" for env, split, tasks, samples in runs)
-    return f"{what}; bands and brackets: {summary.confidence:.0%} bootstrap interval over tasks"
+    return (
+        f"{what}; bands and brackets: {summary.confidence:.0%} intervals over tasks "
+        "(expanded BCa bootstrap; differences: paired t)"
+    )

@@ -116,6 +116,7 @@ class PassKTConfig:
             raise InvalidOptionError("The task list is empty.")
         if self.workers < 1:
             raise InvalidOptionError(f"workers must be >= 1, got {self.workers}.")
+        estimator.check_interval_options(self.confidence, self.resamples)
 
     @property
     def specs(self) -> tuple[AgentSpec, ...]:

@@ -24,7 +24,7 @@ Example:
     >>> from agentgym_budget.eval.passkt.summary import summarize
     >>> records = [{"agent": a, "env_id": "e", "task_id": f"t{t}", "sample": s, "budget": 5, "mode": "independent",
     ...             "won": (s + t) % (2 if a == "x" else 3) == 0, "turns": 5} for a in "xy" for t in range(3) for s in range(2)]
-    >>> summary = summarize(records, ks=[1, 2], budgets=[5], resamples=50)
+    >>> summary = summarize(records, ks=[1, 2], budgets=[5], resamples=200)
     >>> with output_set(tempfile.mkdtemp(), plot_names(PLOT_STEMS)) as outputs:
     ...     paths = write_plots(summary, outputs, formats=("svg",))
     >>> sorted(p.name for p in outputs.written), all(p.stat().st_size > 1000 for p in outputs.written)

@@ -18,7 +18,7 @@ Example:
     >>> lines = [json.dumps({"agent": "a", "env_id": "e", "task_id": "t", "sample": s, "budget": 5, "seed": s,
     ...                      "mode": "independent", "show_budget": False, "won": s == 0, "turns": 5}) for s in range(4)]
     >>> _ = (run / "episodes.jsonl").write_text("\\n".join(lines) + "\\n")
-    >>> result = report([run], run / "report", plots=False, resamples=10)
+    >>> result = report([run], run / "report", plots=False, resamples=200)
     >>> result.summary.grids[0].ks, result.summary.grids[0].estimate[:, 0].tolist()
     ((1, 2, 4), [0.25, 0.5, 1.0])
     >>> report([run], run / "report", ks=[8], plots=False)

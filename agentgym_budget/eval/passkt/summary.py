@@ -3,7 +3,8 @@
 :func:`summarize` reads episode records (as written by :mod:`agentgym_budget.eval.passkt.plan`) and, for
 every group of records of one agent on one env configuration in one mode, computes for each budget
 ``T`` and breadth ``K`` the mean over tasks of the unbiased pass@K estimate
-(:func:`~agentgym_budget.eval.estimator.pass_at_k`) with a bootstrap interval over tasks. The
+(:func:`~agentgym_budget.eval.estimator.pass_at_k`) with an expanded BCa bootstrap interval over tasks
+(:func:`~agentgym_budget.eval.estimator.bootstrap_ci`). The
 outcome of a sample at budget ``T`` is
 
 * ``independent`` mode: the ``won`` of the episode run with budget ``T``;
@@ -13,7 +14,7 @@ outcome of a sample at budget ``T`` is
 A cell needs ``K <= n`` samples on every task (else it is ``nan``). Only tasks that have samples at
 every budget are used, so all cells of a grid cover the same tasks. For two or more groups,
 :class:`Difference` gives ``first - second`` for every pair on their common tasks, with a *paired*
-bootstrap (tasks resampled jointly).
+Student-t interval of the per-task differences (:func:`~agentgym_budget.eval.estimator.paired_ci`).
 
 Example:
     >>> records = [
@@ -40,8 +41,10 @@ import numpy as np
 from agentgym_budget.eval.estimator import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CONFIDENCE,
+    DIFFERENCE,
+    RATE,
     bootstrap_ci,
-    paired_bootstrap_ci,
+    paired_ci,
     pass_at_k_per_task,
 )
 
@@ -50,7 +53,8 @@ __all__ = ["AgentGrid", "Difference", "Summary", "summarize"]
 DEFINITION = (
     "Pass@(K,T): probability that at least one of K independent episodes, each with a budget of T turns, "
     "wins the task; per task the unbiased estimate 1 - C(n-c,K)/C(n,K) from n samples with c wins at budget T, "
-    "averaged over tasks; intervals are percentile bootstraps over tasks."
+    "averaged over tasks; intervals: expanded BCa bootstrap over tasks, differences: Student-t on the per-task "
+    "differences of the common tasks."
 )
 """One-paragraph definition stored in every summary."""
 
@@ -291,7 +295,9 @@ def _grid(
             values = pass_at_k_per_task(n, c, k)
             per_task[(k, budget)] = values
             estimate[i, j] = values.mean()
-            low[i, j], high[i, j] = bootstrap_ci(values, confidence=confidence, resamples=resamples, seed=seed)
+            low[i, j], high[i, j] = bootstrap_ci(
+                values, confidence=confidence, resamples=resamples, seed=seed, bounds=RATE
+            )
     return AgentGrid(label, key, tasks, tuple(ks), tuple(budgets), samples, estimate, low, high, per_task)
 
 
@@ -309,7 +315,7 @@ def _difference(first: AgentGrid, second: AgentGrid, confidence: float, resample
                 continue
             a, b = first.per_task[(k, t)][index_a], second.per_task[(k, t)][index_b]
             estimate[i, j] = float(a.mean() - b.mean())
-            low[i, j], high[i, j] = paired_bootstrap_ci(a, b, confidence=confidence, resamples=resamples, seed=seed)
+            low[i, j], high[i, j] = paired_ci(a, b, confidence=confidence, bounds=DIFFERENCE)
     return Difference(first.label, second.label, tuple(common), first.ks, first.budgets, estimate, low, high)
 
 

@@ -72,5 +72,8 @@ def format_summary(summary: Summary) -> str:
     """Every grid, then every difference, separated by blank lines."""
     parts = [format_grid(grid) for grid in summary.grids]
     parts += [format_difference(difference) for difference in summary.differences]
-    confidence = f"Intervals: {summary.confidence:.0%} bootstrap over tasks ({summary.resamples} resamples)."
+    confidence = (
+        f"Intervals: {summary.confidence:.0%}, expanded BCa bootstrap over tasks ({summary.resamples} resamples); "
+        "differences: paired t over common tasks."
+    )
     return "\n\n".join([*parts, confidence])

@@ -133,6 +133,7 @@ class ProbeConfig(ReferenceStates):
         object.__setattr__(self, "agents", run_agents(self.agents, "probe"))
         for what in ("states", "samples", "per_trajectory", "rollouts", "workers"):
             count(getattr(self, what), what)
+        estimator.check_interval_options(self.confidence, self.resamples)
         if self.budget is not None:
             count(self.budget, "budget")
         count(self.slack, "slack", zero=True)

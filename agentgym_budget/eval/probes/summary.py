@@ -7,11 +7,11 @@ one probe state. Per agent, each state contributes the mean over its samples of
 * ``value`` (fraction of continuations that won after the action): **step value**;
 * ``progress_delta`` (progress after minus before): **progress change**;
 
-and the agent's figure is the mean over states, with a percentile bootstrap interval over states
+and the agent's figure is the mean over states, with an expanded BCa bootstrap interval over states
 (:func:`~agentgym_budget.eval.estimator.bootstrap_ci`). The same is reported per depth and per task
-family. Two agents are compared on their common states with a *paired* bootstrap
-(:func:`~agentgym_budget.eval.estimator.paired_bootstrap_ci`): the interval of the difference
-excludes 0 when the difference is significant.
+family. Two agents are compared on their common states with a *paired* Student-t interval of the
+per-state differences (:func:`~agentgym_budget.eval.estimator.paired_ci`): it excludes 0 when the
+difference is significant.
 
 Example:
     >>> rows = [{"agent": a, "env_id": "e", "family": "f", "state_id": f"s{i}", "depth": i, "sample": j,
@@ -32,7 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, bootstrap_ci, paired_bootstrap_ci
+from agentgym_budget.eval.estimator import (
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_CONFIDENCE,
+    DIFFERENCE,
+    RATE,
+    bootstrap_ci,
+    paired_ci,
+)
 from agentgym_budget.eval.process_signal import SignalPoint
 
 __all__ = ["AgentProbes", "Estimate", "ProbeComparison", "ProbeSummary", "estimate", "summarize_probes"]
@@ -43,7 +50,8 @@ PROBE_DEFINITION = (
     "an immediate win, or an action after which the expert's plan is at least one step shorter); step_value: share "
     "of continuations (by the continuation policy, within the episode's remaining budget) that win after the action; "
     "progress_change: progress after minus before. Per state the mean over samples, then the mean over states; "
-    "intervals are percentile bootstraps over states, comparisons paired over common states."
+    "intervals: expanded BCa bootstrap over states; comparisons: Student-t on the per-state differences of the "
+    "common states."
 )
 """Definition stored in every probe summary."""
 
@@ -88,8 +96,15 @@ class Estimate:
         return {"mean": _json(self.mean), "ci": [_json(self.low), _json(self.high)], "n": self.n}
 
 
-def estimate(values: Sequence[float], *, confidence: float, resamples: int, seed: int) -> Estimate:
-    """:class:`Estimate` of per-state ``values``.
+def estimate(
+    values: Sequence[float],
+    *,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    bounds: tuple[float, float] | None = None,
+) -> Estimate:
+    """:class:`Estimate` of per-state ``values`` (the interval clipped to ``bounds``, the range the mean cannot leave).
 
     Example:
         >>> estimate([1.0, 0.0, 1.0, 1.0], confidence=0.95, resamples=100, seed=0).mean
@@ -98,7 +113,7 @@ def estimate(values: Sequence[float], *, confidence: float, resamples: int, seed
     array = np.asarray(values, dtype=float)
     if not array.size:
         return Estimate(float("nan"), float("nan"), float("nan"), 0)
-    low, high = bootstrap_ci(array, confidence=confidence, resamples=resamples, seed=seed)
+    low, high = bootstrap_ci(array, confidence=confidence, resamples=resamples, seed=seed, bounds=bounds)
     return Estimate(float(array.mean()), low, high, int(array.size))
 
 
@@ -153,7 +168,7 @@ class AgentProbes:
 
 @dataclass(frozen=True)
 class ProbeComparison:
-    """``first - second`` on common states (paired bootstrap)."""
+    """``first - second`` on common states (paired Student-t interval)."""
 
     first: str
     second: str
@@ -259,9 +274,9 @@ def summarize_probes(
         result = AgentProbes(
             agent=name,
             samples=len(rows),
-            step_accuracy=estimate([s["accuracy"] for s in values], **options),
-            step_value=estimate([s["value"] for s in values], **options),
-            progress_change=estimate([s["delta"] for s in values], **options),
+            step_accuracy=estimate([s["accuracy"] for s in values], **options, bounds=RATE),
+            step_value=estimate([s["value"] for s in values], **options, bounds=RATE),
+            progress_change=estimate([s["delta"] for s in values], **options, bounds=DIFFERENCE),
             valid_rate=float(np.mean([bool(r.get("valid", True)) for r in rows])),
             per_state={key: (s["accuracy"], s["value"], s["delta"]) for key, s in states.items()},
         )
@@ -271,8 +286,8 @@ def summarize_probes(
                 buckets[s[attribute]].append(s)
             for bucket, members in buckets.items():
                 group[bucket] = (
-                    estimate([s["accuracy"] for s in members], **options),
-                    estimate([s["value"] for s in members], **options),
+                    estimate([s["accuracy"] for s in members], **options, bounds=RATE),
+                    estimate([s["value"] for s in members], **options, bounds=RATE),
                 )
         agents[name] = result
     comparisons = []
@@ -286,7 +301,7 @@ def summarize_probes(
             for column in (0, 1):
                 x = np.array([a[key][column] for key in common])
                 y = np.array([b[key][column] for key in common])
-                low, high = paired_bootstrap_ci(x, y, confidence=confidence, resamples=resamples, seed=seed)
+                low, high = paired_ci(x, y, confidence=confidence, bounds=DIFFERENCE)
                 pairs.append(Estimate(float(x.mean() - y.mean()), low, high, len(common)))
             comparisons.append(ProbeComparison(first, second, pairs[0], pairs[1]))
     return ProbeSummary(agents, comparisons, confidence, resamples)
@@ -333,7 +348,10 @@ def format_probe_summary(summary: ProbeSummary) -> str:
             f"{comparison.first}  minus  {comparison.second}  ({comparison.accuracy.n} common states; * = CI excludes 0)",
             f"  step accuracy {_cell(comparison.accuracy, True)}{marks[0]}   step value {_cell(comparison.value, True)}{marks[1]}",
         ]
-    lines.append(f"\nIntervals: {summary.confidence:.0%} bootstrap over states ({summary.resamples} resamples).")
+    lines.append(
+        f"\nIntervals: {summary.confidence:.0%}, expanded BCa bootstrap over states ({summary.resamples} resamples); "
+        "comparisons: paired t over common states."
+    )
     return "\n".join(lines)
 
 

@@ -78,6 +78,7 @@ class RecoveryConfig(ReferenceStates):
         object.__setattr__(self, "agents", run_agents(self.agents, "recovery"))
         for what in ("states", "per_trajectory", "samples", "workers", "natural_budget"):
             count(getattr(self, what), what)
+        estimator.check_interval_options(self.confidence, self.resamples)
         count(self.natural, "natural", zero=True)
         ks = tuple(sorted({count(k, "k", zero=True) for k in self.ks}))
         if not ks:

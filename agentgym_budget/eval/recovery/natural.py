@@ -32,7 +32,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, bootstrap_ci
+from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, RATE, bootstrap_ci
 from agentgym_budget.eval.probes.judge import is_error_step
 from agentgym_budget.eval.probes.states import plan_of
 from agentgym_budget.eval.process_signal import SignalPoint
@@ -131,10 +131,12 @@ def analyze_trace(plan_lengths: Sequence[int | None], progress: Sequence[float],
     }
 
 
-def _rate(values: Sequence[float], confidence: float, resamples: int, seed: int) -> dict[str, Any]:
+def _rate(
+    values: Sequence[float], confidence: float, resamples: int, seed: int, bounds: tuple[float, float] | None = RATE
+) -> dict[str, Any]:
     if not values:
         return {"mean": None, "ci": [None, None], "n": 0}
-    low, high = bootstrap_ci(values, confidence=confidence, resamples=resamples, seed=seed)
+    low, high = bootstrap_ci(values, confidence=confidence, resamples=resamples, seed=seed, bounds=bounds)
     return {"mean": round(float(np.mean(values)), 6), "ci": [round(low, 6), round(high, 6)], "n": len(values)}
 
 
@@ -148,13 +150,13 @@ def natural_recovery(
     """Per agent: episodes, success, share with an error, success after an error, turns spent recovering.
 
     ``records`` are traced episodes (``agent``, ``won``, ``plan_lengths``, ``progress_trace``). Intervals
-    are bootstraps over episodes.
+    are expanded BCa bootstraps over episodes.
 
     Example:
         >>> rows = [{"agent": "a", "won": True, "plan_lengths": [2, 3, 2, 1, 0], "progress_trace": [0, 0, 0, 0, 1]},
         ...         {"agent": "a", "won": False, "plan_lengths": [2, 3, 4], "progress_trace": [0, 0, 0]},
         ...         {"agent": "a", "won": True, "plan_lengths": [2, 1, 0], "progress_trace": [0, 0, 1]}]
-        >>> stats = natural_recovery(rows, resamples=50)["a"]
+        >>> stats = natural_recovery(rows, resamples=200)["a"]
         >>> stats["error_rate"]["mean"], stats["success_after_error"]["mean"], stats["recovery_turns"]["mean"]
         (0.666667, 0.5, 1.0)
     """
@@ -175,9 +177,11 @@ def natural_recovery(
             "success_without_error": _rate([float(r["won"]) for r in clean], **options),
             "back_on_track_rate": _rate([float(r["back_on_track_turn"] is not None) for r in with_error], **options),
             "recovery_turns": _rate(
-                [float(r["recovery_turns"]) for r in with_error if r["recovery_turns"] is not None], **options
+                [float(r["recovery_turns"]) for r in with_error if r["recovery_turns"] is not None],
+                **options,
+                bounds=None,
             ),
-            "first_error_turn": _rate([float(r["error_turn"]) for r in with_error], **options),
+            "first_error_turn": _rate([float(r["error_turn"]) for r in with_error], **options, bounds=None),
         }
     return summary
 

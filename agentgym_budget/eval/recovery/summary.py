@@ -6,10 +6,10 @@ wins within ``R`` turns after the perturbation: with a hidden budget (``prefix``
 (``independent`` mode) it is the ``won`` of the episode played with ``R`` turns.
 
 Per agent and state the rate is the mean over samples (and, pooled, over the ``k >= 1``
-perturbations the state has); the agent's figure is the mean over states with a bootstrap interval
-over states. ``recovery_rate`` is the pooled rate at the largest ``R`` (given ample turns, does the
+perturbations the state has); the agent's figure is the mean over states with an expanded BCa
+bootstrap interval over states. ``recovery_rate`` is the pooled rate at the largest ``R`` (given ample turns, does the
 agent get back to a win?), ``control_success`` the same for ``k = 0`` (no perturbation). Agents are
-compared with a paired bootstrap over their common states, at the largest ``R`` and at every ``R``.
+compared with a paired Student-t interval over their common states, at the largest ``R`` and at every ``R``.
 
 Example:
     >>> rows = [{"agent": a, "env_id": "e", "family": "f", "state_id": f"s{i}", "depth": i, "k": k, "sample": 0,
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, paired_bootstrap_ci
+from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DIFFERENCE, RATE, paired_ci
 from agentgym_budget.eval.probes.summary import Estimate, estimate, state_key
 from agentgym_budget.eval.process_signal import format_signal
 from agentgym_budget.eval.recovery.natural import format_natural
@@ -43,8 +43,8 @@ RECOVERY_DEFINITION = (
     "(admissible, not optimal, the task still solvable; errors preferred), then the agent, told the earlier turns, "
     "continues with R turns left (restore + fork, no replay). A continuation recovers at R if it wins within R turns. "
     "recovery_rate: share of continuations with k >= 1 that recover at the largest R (per state the mean over samples "
-    "and k, then the mean over states); control_success: the same with k = 0. Intervals are percentile bootstraps "
-    "over states; comparisons are paired over common states."
+    "and k, then the mean over states); control_success: the same with k = 0. Intervals: expanded BCa bootstrap "
+    "over states; comparisons: Student-t on the per-state differences of the common states."
 )
 """Definition stored in every recovery summary."""
 
@@ -232,16 +232,16 @@ def _agent_recovery(
                 float(np.mean(e["outcomes"][(k, budget)])) for e in states.values() if e["outcomes"].get((k, budget))
             ]
             if values:
-                rates[(k, budget)] = estimate(values, **options)
+                rates[(k, budget)] = estimate(values, **options, bounds=RATE)
     control = [float(np.mean(e["outcomes"][(0, top)])) for e in states.values() if e["outcomes"].get((0, top))]
     result = AgentRecovery(
         agent=name,
         episodes=len(records),
-        recovery_rate=estimate([s[top] for s in pooled_state.values() if top in s], **options),
-        control=estimate(control, **options) if 0 in ks else None,
+        recovery_rate=estimate([s[top] for s in pooled_state.values() if top in s], **options, bounds=RATE),
+        control=estimate(control, **options, bounds=RATE) if 0 in ks else None,
         rates=rates,
         pooled={
-            b: estimate([s[b] for s in pooled_state.values() if b in s], **options)
+            b: estimate([s[b] for s in pooled_state.values() if b in s], **options, bounds=RATE)
             for b in budgets
             if any(b in s for s in pooled_state.values())
         },
@@ -253,7 +253,7 @@ def _agent_recovery(
             if top in values:
                 buckets[states[key][attribute]].append(values[top])
         for bucket, values in buckets.items():
-            group[bucket] = estimate(values, **options)
+            group[bucket] = estimate(values, **options, bounds=RATE)
     return result
 
 
@@ -272,7 +272,7 @@ def _comparisons(
                 if common:
                     x = np.array([a[key][budget] for key in common])
                     y = np.array([b[key][budget] for key in common])
-                    low, high = paired_bootstrap_ci(x, y, **options)
+                    low, high = paired_ci(x, y, confidence=options["confidence"], bounds=DIFFERENCE)
                     per_budget[budget] = Estimate(float(x.mean() - y.mean()), low, high, len(common))
             if top in per_budget:
                 comparisons.append(RecoveryComparison(first, second, per_budget[top], per_budget))
@@ -349,5 +349,8 @@ def format_recovery_summary(summary: RecoverySummary) -> str:
         lines += ["", "Natural recovery (logged episodes, replayed):", format_natural(summary.traced)]
     if summary.process_signal:
         lines += ["", format_signal(summary.process_signal)]
-    lines.append(f"\nIntervals: {summary.confidence:.0%} bootstrap over states ({summary.resamples} resamples).")
+    lines.append(
+        f"\nIntervals: {summary.confidence:.0%}, expanded BCa bootstrap over states ({summary.resamples} resamples); "
+        "comparisons: paired t over common states."
+    )
     return "\n".join(lines)
