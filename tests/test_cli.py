@@ -11,6 +11,7 @@ import pytest
 
 from agentgym_budget.cli import cmd_passkt, cmd_study, cmd_train
 from agentgym_budget.cli.main import build_parser, main
+from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS
 from agentgym_budget.runner.rollout import EnvRef
 
@@ -246,3 +247,18 @@ def test_train_and_study_default_env_args_belong_to_the_default_env() -> None:
     assert cmd_train.build_config(parse(["train", "--recipe", "sft", "--out", "x"])).env_kwargs == (("level", 3),)
     assert cmd_study.build_study(parse(["study", *other])).env_kwargs == ""
     assert cmd_study.build_study(parse(["study", "--out", "x"])).env_kwargs == "level=3"
+
+
+def test_tiny_size_sizes_the_built_in_model_of_train_and_study_only() -> None:
+    parse = build_parser().parse_args
+    study = cmd_study.build_study(parse(["study", "--out", "x", "--tiny-size", "4x256"]))
+    assert (study.train.tiny.layers, study.train.tiny.hidden_size, study.train.tiny.heads) == (4, 256, 4)
+    assert cmd_study.build_study(parse(["study", "--out", "x"])).train.tiny.layers == 2
+    with pytest.raises(InvalidOptionError, match="--tiny-size 4x256 sizes the built-in tiny model, but the base"):
+        cmd_study.build_study(parse(["study", "--out", "x", "--preset", "smollm2", "--tiny-size", "4x256"]))
+    with pytest.raises(InvalidOptionError, match="drop one of them"):
+        cmd_train.build_config(
+            parse(["train", "--recipe", "fixed", "--budget", "6", "--init", "d", "--out", "x", "--tiny-size", "2x64"])
+        )
+    with pytest.raises(SystemExit):
+        parse(["train", "--recipe", "sft", "--out", "x", "--tiny-size", "4by256"])

@@ -260,8 +260,10 @@ def test_train_command_runs_and_resumes_from_its_output(tmp_path, capsys):
     from agentgym_budget.cli.main import main
 
     argv = ["train", "--env-args", "level=2", "--recipe", "sft", "--budget", "3", "--sft-steps", "2"]
-    argv += ["--train-tasks", "2", "--no-progress", "--out", str(tmp_path)]
+    argv += ["--train-tasks", "2", "--tiny-size", "1x64", "--no-progress", "--out", str(tmp_path)]
     assert main(argv) == 0
+    model_config = json.loads((tmp_path / "final" / "config.json").read_text())
+    assert (model_config["num_hidden_layers"], model_config["hidden_size"]) == (1, 64)
     captured = capsys.readouterr()
     printed = captured.out
     assert "Training recipe sft on TextWorld-CoinCollector-v0(level=2): budget 3" in printed

@@ -26,9 +26,11 @@ from pathlib import Path
 from agentgym_budget.cli.cmd_train import (
     add_demonstrations_argument,
     add_grpo_arguments,
+    add_tiny_size_argument,
     add_training_env_arguments,
     env_args_of,
     with_grpo_arguments,
+    with_tiny_size,
 )
 from agentgym_budget.cli.common import int_list, positive_int
 from agentgym_budget.errors import InvalidOptionError
@@ -83,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", default=None, metavar="PATH", help="base policy SFT fine-tunes (default: tiny model)"
     )
+    add_tiny_size_argument(parser)
     add_demonstrations_argument(parser)
     add_grpo_arguments(parser)
     parser.add_argument("--noisy-demonstrations", action="store_true", help="same as --demonstrations noisy")
@@ -154,7 +157,7 @@ def build_study(args: argparse.Namespace):
         sft=replace(train.sft, steps=steps["sft_steps"]) if steps["sft_steps"] else train.sft,
         grpo=with_grpo_arguments(replace(train.grpo, steps=steps["rl_steps"] or train.grpo.steps), args),
     )
-    return replace(study, train=train)
+    return replace(study, train=with_tiny_size(train, args))
 
 
 def run(args: argparse.Namespace) -> int:

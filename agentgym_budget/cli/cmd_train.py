@@ -20,7 +20,7 @@ import json
 import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import int_list, positive_int
+from agentgym_budget.cli.common import int_list, positive_int, tiny_size
 
 __all__: list[str] = []
 
@@ -99,6 +99,50 @@ def with_grpo_arguments(grpo, args: argparse.Namespace):
         raise InvalidOptionError(f"{err} Given: {flags}.") from None
 
 
+def add_tiny_size_argument(parser: argparse.ArgumentParser) -> None:
+    """``--tiny-size LAYERSxWIDTH``: the size of the built-in tiny model (train and study)."""
+    parser.add_argument(
+        "--tiny-size",
+        type=tiny_size,
+        default=None,
+        metavar="LxW",
+        help="layers x width of the built-in tiny model (default 2x128, 460k parameters; 4x256: 2.9M); "
+        "not with --model",
+    )
+
+
+def with_tiny_size(config, args: argparse.Namespace):
+    """``config`` (a :class:`~agentgym_budget.train.recipe.TrainConfig`) with ``--tiny-size``, if given.
+
+    Raises:
+        InvalidOptionError: ``--tiny-size`` with a base model of its own (``--model``, ``--init`` or a preset's).
+
+    Example:
+        >>> parser = argparse.ArgumentParser(); add_arguments(parser)
+        >>> config = build_config(parser.parse_args(["--recipe", "sft", "--out", "x", "--tiny-size", "4x256"]))
+        >>> config.tiny.layers, config.tiny.hidden_size
+        (4, 256)
+        >>> build_config(parser.parse_args(["--recipe", "sft", "--out", "x", "--tiny-size", "4x256", "--model", "m"]))
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: --tiny-size 4x256 sizes the built-in tiny model, but the base policy is m; drop one of them.
+    """
+    from dataclasses import replace
+
+    from agentgym_budget.errors import InvalidOptionError
+
+    if getattr(args, "tiny_size", None) is None:
+        return config
+    layers, width = args.tiny_size
+    start = config.model or getattr(config, "init", None)
+    if start is not None:
+        raise InvalidOptionError(
+            f"--tiny-size {layers}x{width} sizes the built-in tiny model, but the base policy is {start}; "
+            "drop one of them."
+        )
+    return replace(config, tiny=replace(config.tiny, layers=layers, hidden_size=width))
+
+
 def add_training_env_arguments(parser: argparse.ArgumentParser) -> None:
     """``--env`` and ``--env-args``, whose default arguments belong to the default env only (train and study)."""
     parser.add_argument(
@@ -146,6 +190,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="base policy: a local Hugging Face causal LM directory, a .gguf file or smollm2-135m (extra smollm2)",
     )
+    add_tiny_size_argument(parser)
     parser.add_argument("--init", default=None, metavar="DIR", help="start RL from this checkpoint (skips SFT)")
     parser.add_argument("--steps", type=positive_int, default=None, help="GRPO steps (default 60; with sft: SFT steps)")
     parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
@@ -208,7 +253,7 @@ def build_config(args: argparse.Namespace):
     base = _with_preset(base, args)
     sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
     grpo = with_grpo_arguments(replace(base.grpo, credit=args.credit, gamma=args.gamma), args)
-    return replace(
+    config = replace(
         base,
         show_budget=args.show_budget,
         process_reward=args.process_reward,
@@ -222,6 +267,7 @@ def build_config(args: argparse.Namespace):
         sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,
         grpo=replace(grpo, steps=args.steps) if args.steps and args.recipe != "sft" else grpo,
     )
+    return with_tiny_size(config, args)
 
 
 def _with_preset(base, args: argparse.Namespace):

@@ -33,6 +33,19 @@ def resample_count(text: str) -> int:
     return value
 
 
+def tiny_size(text: str) -> tuple[int, int]:
+    """Parse ``"4x256"`` into ``(layers, width)`` (for ``type=``).
+
+    Example:
+        >>> tiny_size("4x256")
+        (4, 256)
+    """
+    layers, _, width = text.lower().partition("x")
+    if not (layers.strip().isdigit() and width.strip().isdigit() and int(layers) > 0 and int(width) > 0):
+        raise argparse.ArgumentTypeError(f"expected LAYERSxWIDTH like 4x256, got {text!r}")
+    return int(layers), int(width)
+
+
 def int_list(text: str) -> tuple[int, ...]:
     """Parse ``"1,2,4"`` into positive integers (for ``type=``)."""
     try:
