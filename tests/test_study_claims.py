@@ -152,3 +152,17 @@ def test_common_random_numbers_pair_agents_and_independent_streams_do_not():
     assert len(set(map(tuple, common.values()))) == 1
     assert len(set(map(tuple, independent.values()))) == 2
     assert len({seed for values in independent.values() for seed in values}) == 12
+
+
+def test_the_power_line_projects_the_size_each_short_claim_needs() -> None:
+    def claim(name: str, half_width: float) -> dict:
+        interval = {"low": -half_width, "high": half_width, "confidence": 0.95, "half_width": half_width}
+        return {"claim": name, "statistic": "s", "estimate": 0.0, "verdict": "undecided", "interval": interval}
+
+    lines = claims_markdown([claim("budget_dependence", 0.1), claim("budgetmix_robustness", 0.04)])
+    power = next(line for line in lines if line.startswith("- Power"))
+    assert "achieved by 1 of 2 measured claims" in power
+    assert "about 4.0x (budget_dependence) as many training seeds" in power
+    assert "(budgetmix_robustness) as many" not in power
+    everything_met = claims_markdown([claim("recovery", 0.05)])
+    assert "projection" not in next(line for line in everything_met if line.startswith("- Power"))

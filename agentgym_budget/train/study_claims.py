@@ -109,10 +109,18 @@ def _power_line(claims: Sequence[Mapping[str, Any]]) -> str:
     widths = {c["claim"]: (c.get("interval") or {}).get("half_width") for c in claims}
     measured = {name: width for name, width in widths.items() if width is not None}
     met = [name for name, width in measured.items() if width <= HALF_WIDTH_TARGET]
-    return (
+    line = (
         f"- Power: half-width target <= {HALF_WIDTH_TARGET}; achieved by {len(met)} of {len(measured)} measured "
         f"claims ({', '.join(f'{n} {w:.3f}' for n, w in measured.items()) or 'none'})."
     )
+    short = {name: (width / HALF_WIDTH_TARGET) ** 2 for name, width in measured.items() if name not in met}
+    if short:
+        line += (
+            " A half-width shrinks about as 1/sqrt(size), so reaching the target needs about "
+            + ", ".join(f"{factor:.1f}x ({name})" for name, factor in short.items())
+            + " as many training seeds and tasks or states as this run (a projection, not a measurement)."
+        )
+    return line
 
 
 def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1) -> list[str]:
@@ -122,7 +130,7 @@ def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1
         >>> claim = {"claim": "recovery", "statistic": "s", "estimate": 0.1, "verdict": "undecided",
         ...          "interval": {"low": 0.0, "high": 0.2, "confidence": 0.95, "half_width": 0.1}}
         >>> [line for line in claims_markdown([claim]) if line.startswith("- Power")]
-        ['- Power: half-width target <= 0.05; achieved by 0 of 1 measured claims (recovery 0.100).']
+        ['- Power: half-width target <= 0.05; achieved by 0 of 1 measured claims (recovery 0.100). A half-width shrinks about as 1/sqrt(size), so reaching the target needs about 4.0x (recovery) as many training seeds and tasks or states as this run (a projection, not a measurement).']
     """
     lines = [
         "## Claims",
