@@ -21,14 +21,16 @@ __all__: list[str] = []
 
 
 def resample_count(text: str) -> int:
-    """Parse a number of bootstrap resamples, at least 100 (for ``type=``)."""
+    """Parse a number of bootstrap resamples, at least :data:`~agentgym_budget.eval.estimator.MIN_BOOTSTRAP`."""
+    from agentgym_budget.eval.estimator import MIN_BOOTSTRAP
+
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 100:
+    if value < MIN_BOOTSTRAP:
         raise argparse.ArgumentTypeError(
-            f"expected at least 100 resamples (interval bounds are quantiles), got {text!r}"
+            f"expected at least {MIN_BOOTSTRAP} resamples (interval bounds are quantiles), got {text!r}"
         )
     return value
 
