@@ -21,6 +21,15 @@ __all__: list[str] = []
 PROGRESS_VARIABLES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
 """Read by ``huggingface_hub`` (and so ``transformers``) and ``datasets`` when a process imports them."""
 
+READ_AT_IMPORT = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": ("huggingface_hub.constants", "huggingface_hub.utils.tqdm"),
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": ("datasets.config", "datasets.utils.tqdm"),
+}
+"""The modules that keep each variable's value, read once at import, under the variable's own name: one first
+imported inside the block would keep the block's "off" for good (and warn at every attempt to turn bars on)."""
+
+_TRUE = ("1", "ON", "YES", "TRUE")
+
 
 def _switches() -> dict[str, tuple[Any, Any, Any]]:
     """``(is_on, turn_off, turn_on)`` of each bar-drawing library this process has imported."""
@@ -44,13 +53,24 @@ def _switches() -> dict[str, tuple[Any, Any, Any]]:
     return found
 
 
+def _forget_the_blocks_setting(imported_before: set[str], environment: dict[str, str | None]) -> None:
+    """Give modules first imported inside the block the value their variable had outside it."""
+    for variable, modules in READ_AT_IMPORT.items():
+        outside = environment[variable]
+        setting = None if outside is None else outside.upper() in _TRUE
+        for name in modules:
+            module = sys.modules.get(name)
+            if module is not None and name not in imported_before and hasattr(module, variable):
+                setattr(module, variable, setting)
+
+
 @contextmanager
 def quiet_progress(quiet: bool = True) -> Iterator[None]:
     """Within the block (if ``quiet``), no progress bar from ``transformers`` or ``datasets``; restored after.
 
     Processes spawned in the block (evaluation workers) inherit it through :data:`PROGRESS_VARIABLES`;
-    a library first imported inside the block gets its bars back after it unless the environment
-    turned them off before the block.
+    a library first imported inside the block gets its bars back after it (:data:`READ_AT_IMPORT`)
+    unless the environment turned them off before the block.
 
     Example:
         >>> from transformers.utils import logging as hf_logging
@@ -64,7 +84,8 @@ def quiet_progress(quiet: bool = True) -> Iterator[None]:
         yield
         return
     environment = {name: os.environ.get(name) for name in PROGRESS_VARIABLES}
-    bars_on_outside = not any(value and value.upper() in ("1", "ON", "YES", "TRUE") for value in environment.values())
+    bars_on_outside = not any(value and value.upper() in _TRUE for value in environment.values())
+    imported_before = set(sys.modules)
     were_on = {name: switch[0]() for name, switch in _switches().items()}
     os.environ.update(dict.fromkeys(PROGRESS_VARIABLES, "1"))
     for _, turn_off, _ in _switches().values():
@@ -79,6 +100,7 @@ def quiet_progress(quiet: bool = True) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        _forget_the_blocks_setting(imported_before, environment)
         for name, (_, _, turn_on) in _switches().items():
             if were_on.get(name, bars_on_outside):
                 turn_on()

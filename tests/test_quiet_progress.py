@@ -1,0 +1,54 @@
+"""``quiet_progress`` turns the model libraries' bars off for a block and gives them back after it.
+
+Each case runs in a fresh interpreter: what matters is whether a library is first imported inside the block.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("datasets")
+pytest.importorskip("transformers")
+
+SCRIPT = """
+from agentgym_budget.runner.quiet import quiet_progress
+with quiet_progress():
+    import datasets
+    import huggingface_hub.utils as hub
+    from transformers.utils import logging as hf_logging
+    inside = (hf_logging.is_progress_bar_enabled(), not hub.are_progress_bars_disabled(),
+              not datasets.are_progress_bars_disabled())
+after = (hf_logging.is_progress_bar_enabled(), not hub.are_progress_bars_disabled(),
+         not datasets.are_progress_bars_disabled())
+print(inside, after)
+"""
+
+
+def _run(environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    variables = {k: v for k, v in os.environ.items() if not k.endswith("_DISABLE_PROGRESS_BARS")}
+    return subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**variables, **environment},
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_libraries_first_imported_inside_the_block_get_their_bars_back_without_a_warning() -> None:
+    done = _run({})
+    assert done.returncode == 0, done.stderr[-2000:]  # the libraries' "Cannot enable progress bars" is an error here
+    assert done.stdout.split() == ["(False,", "False,", "False)", "(True,", "True,", "True)"]
+
+
+@pytest.mark.slow
+def test_bars_the_environment_turned_off_stay_off_after_the_block() -> None:
+    done = _run({"HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["(False,", "False,", "False)", "(False,", "False,", "False)"]
