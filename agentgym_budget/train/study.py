@@ -10,7 +10,7 @@
 4. ``probe/`` and ``recovery/``: single-step probes (at discriminating states the agents visited) and
    recovery probes of the same agents on the test split (:mod:`agentgym_budget.train.study_eval`).
 
-It writes ``study.json`` (settings, the Pass@1 table at every budget with its bootstrap interval, the
+It writes ``study.json`` (settings, the Pass@1 table at every budget with its interval, the
 step-value distribution of the probes, the ``claims`` with their verdicts:
 :mod:`agentgym_budget.train.study_claims`), ``study.md`` (the tables, claims and the text summaries of
 the three evaluations, with the wall and CPU time of every stage) and ``timing.json`` (per stage: wall

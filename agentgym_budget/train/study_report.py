@@ -130,8 +130,9 @@ def pass_at_one_lines(
     lines += [f"| {agent} | " + " | ".join(by.get(b, "") for b in budgets) + " |" for agent, by in cells.items()]
     lines += [
         "",
-        f"Pass@1 with 95% bootstrap intervals over the {tasks} tasks. Each RL run minus the SFT base, paired on the "
-        "same tasks (every other pair: `study.json` `differences` and `passkt/difference.csv`):",
+        f"Pass@1 with 95% intervals over the {tasks} tasks (expanded BCa bootstrap). Each RL run minus the SFT base, "
+        "paired on the same tasks (Student-t on the per-task differences; every other pair: `study.json` "
+        "`differences` and `passkt/difference.csv`):",
         "",
         f"| run - base | {header} |",
         "|---|" + "---|" * len(budgets),
