@@ -99,6 +99,22 @@ def test_the_k0_control_cancels_a_uniform_recovery_advantage() -> None:
     assert abs(claim["estimate"]) < 0.1 and claim["per_k"]["0"]["fixed"] > 0.6
 
 
+@pytest.mark.parametrize("outcome", [False, True])
+def test_a_saturated_claim_is_undecided_not_decided_by_its_zero_width_interval(outcome: bool) -> None:
+    # Every probe action judged wrong (or right) for both agents: the interval is [0, 0] and would pass the
+    # equivalence test by construction (a Cooking study's probes, 2026-12-05).
+    probes = [
+        {"agent": a, "seed": 0, "state_id": f"s{i}", "correct": outcome} for a in ("sft", "fixed") for i in range(10)
+    ]
+    claim = decide_claims([], probes, [], SETTINGS)[1]
+    assert claim["claim"] == "single_step" and claim["interval"]["half_width"] == 0.0
+    assert claim["verdict"] == "undecided"
+    assert claim["reason"].startswith(f"saturated: every outcome in its cells is {int(outcome)}")
+    json.dumps(claim)
+    varied = [{**record, "correct": record["state_id"] != "s0"} for record in probes]
+    assert "saturated" not in decide_claims([], varied, [], SETTINGS)[1]
+
+
 def test_missing_arms_are_undecided_with_a_reason_and_json_ready() -> None:
     claims = decide_claims(_episodes({"sft": BASE, "fixed": SHRINKING}, tasks=3, episodes=4), [], [], SETTINGS)
     by_name = {c["claim"]: c for c in claims}

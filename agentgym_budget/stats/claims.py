@@ -13,7 +13,9 @@ intervals include the spread of training itself. The claims' p-values are Holm-a
 claim is ``supported`` only if its interval says so **and** its adjusted p-value is below ``alpha``;
 ``not_supported`` when the interval excludes the claimed direction or lies inside the equivalence
 margin; otherwise ``undecided`` (at this power). A claim whose arms were not run is ``undecided`` with
-``reason``. Verdict rules per claim:
+``reason``, and so is a *saturated* one, whose cells hold one outcome only (every probe action
+judged wrong, say): its zero-width interval would pass any test by construction. Verdict rules per
+claim:
 
 ==================== ======================================================= ==========================
 claim                statistic                                               supported when
@@ -120,7 +122,7 @@ def _claim(name: str, statistic: str, cells: dict, weights: dict, settings: Clai
     result = contrast_interval(
         cells, weights, confidence=options.get("confidence", 0.95), resamples=settings.resamples, seed=settings.seed
     )
-    return {
+    claim = {
         "claim": name,
         "statistic": statistic,
         "estimate": round(result.interval.estimate, 6),
@@ -129,6 +131,10 @@ def _claim(name: str, statistic: str, cells: dict, weights: dict, settings: Clai
         "sizes": {_cell_label(key, options.get("axis", "T")): result.sizes[str(key)] for key in weights},
         "_interval": result.interval,
     }
+    outcomes = np.unique(np.concatenate([cells[key].ravel() for key in weights]))
+    if outcomes.size == 1:
+        claim["saturated"] = float(outcomes[0])
+    return claim
 
 
 def _cell_label(key: tuple, axis: str) -> str:
@@ -211,6 +217,12 @@ def _recovery_claim(recovery: Sequence[Mapping[str, Any]], s: ClaimSettings) -> 
 def _verdict(claim: dict, s: ClaimSettings) -> str:
     interval = claim.pop("_interval", None)
     if interval is None:
+        return "undecided"
+    if "saturated" in claim:
+        claim["reason"] = (
+            f"saturated: every outcome in its cells is {claim['saturated']:g}, so the measure cannot separate the "
+            "agents here"
+        )
         return "undecided"
     significant = claim["holm_p"] < s.alpha
     if claim["claim"] == "single_step":
