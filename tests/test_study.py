@@ -172,3 +172,19 @@ def test_turn_quality_compares_each_first_action_with_the_solvers_first_command(
     (tmp_path / "passkt" / "episodes.jsonl").write_text("\n".join(lines) + "\n")
     assert turn_quality(tmp_path, {"sft": "hf:a"}, held_out)["sft"]["first_move_expert"] == round(2 / 3, 6)
     assert "first_move_expert" not in turn_quality(tmp_path, {"sft": "hf:a"})["sft"]  # no env: not compared
+
+
+def test_a_resume_that_finds_a_stage_done_keeps_the_loads_it_ran_under(tmp_path, monkeypatch):
+    import time
+
+    from agentgym_budget.train import study
+
+    loads = iter([(3.0, 0, 0), (4.0, 0, 0), (0.5, 0, 0), (0.6, 0, 0), (2.0, 0, 0), (2.5, 0, 0)])
+    monkeypatch.setattr(study.os, "getloadavg", lambda: next(loads))
+    study._timed(tmp_path, "sft", lambda: time.sleep(0.2))
+    study._timed(tmp_path, "sft", lambda: None)  # the resume: the stage is already done
+    entry = json.loads((tmp_path / "timing.json").read_text())["sft"]
+    assert (entry["load_start"], entry["load_end"]) == (3.0, 4.0) and entry["wall_s"] >= 0.2
+    study._timed(tmp_path, "sft", lambda: time.sleep(0.4))  # more work than before: its loads are the ones
+    entry = json.loads((tmp_path / "timing.json").read_text())["sft"]
+    assert (entry["load_start"], entry["load_end"]) == (2.0, 2.5) and entry["wall_s"] >= 0.6

@@ -200,8 +200,9 @@ def _agents(out: Path, config: StudyConfig) -> dict[str, str]:
 
 def stage_times(out: Path) -> dict[str, dict[str, float]]:
     """``timing.json`` of a study directory: per stage ``wall_s``, ``cpu_s`` (this process and its finished
-    worker processes), and the 1-minute load average at its start and end (summed over invocations: the
-    loads are those of the last one)."""
+    worker processes), summed over invocations, and the 1-minute load average at the start and end of the
+    invocation that spent the most wall time on it (``load_wall_s``): a resume that finds the stage done does
+    not replace the loads the stage ran under."""
     path = out / "timing.json"
     return json.loads(path.read_text()) if path.exists() else {}
 
@@ -214,13 +215,18 @@ def _cpu_seconds() -> float:
 def _timed(out: Path, stage: str, work: Callable[[], Any]) -> Any:
     began, cpu, load = time.perf_counter(), _cpu_seconds(), os.getloadavg()[0]
     result = work()
+    spent = time.perf_counter() - began
     times = stage_times(out)
     entry = times.get(stage, {})
+    loads = {"load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2), "load_wall_s": round(spent, 1)}
+    if "load_start" in entry and spent < entry.get("load_wall_s", entry.get("wall_s", 0.0)):
+        loads = {key: entry[key] for key in ("load_start", "load_end")} | {
+            "load_wall_s": entry.get("load_wall_s", entry.get("wall_s", 0.0))
+        }
     times[stage] = {
-        "wall_s": round(entry.get("wall_s", 0.0) + time.perf_counter() - began, 1),
+        "wall_s": round(entry.get("wall_s", 0.0) + spent, 1),
         "cpu_s": round(entry.get("cpu_s", 0.0) + _cpu_seconds() - cpu, 1),
-        "load_start": round(load, 2),
-        "load_end": round(os.getloadavg()[0], 2),
+        **loads,
     }
     (out / "timing.json").write_text(json.dumps(times, indent=2) + "\n")
     return result
