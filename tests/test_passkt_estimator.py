@@ -178,6 +178,8 @@ def test_bootstrap_edge_cases_and_determinism() -> None:
     with pytest.raises(InvalidOptionError, match="at least 100 resamples"):
         check_interval_options(0.95, 0)
     assert all(math.isnan(v) for v in paired_ci([], []))
+    with pytest.raises(InvalidOptionError, match=r"confidence must be in \(0, 1\)"):
+        paired_ci([], [], confidence=1.5)
 
 
 def test_paired_bootstrap_uses_task_pairing() -> None:

@@ -105,6 +105,11 @@ def mean_pass_at_k(n: Sequence[int], c: Sequence[int], k: int) -> float:
     return float(values.mean()) if values.size else float("nan")
 
 
+def _check_confidence(confidence: float) -> None:
+    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+        raise InvalidOptionError(f"confidence must be in (0, 1), for example 0.95; got {confidence!r}.")
+
+
 def check_interval_options(confidence: float, resamples: int) -> None:
     """Refuse a confidence level outside (0, 1) or fewer than :data:`MIN_BOOTSTRAP` resamples.
 
@@ -117,8 +122,7 @@ def check_interval_options(confidence: float, resamples: int) -> None:
         ...
         agentgym_budget.errors.InvalidOptionError: The bootstrap needs at least 100 resamples (its bounds are quantiles of them), got 10.
     """
-    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
-        raise InvalidOptionError(f"confidence must be in (0, 1), for example 0.95; got {confidence!r}.")
+    _check_confidence(confidence)
     if not isinstance(resamples, (int, np.integer)) or resamples < MIN_BOOTSTRAP:
         raise InvalidOptionError(
             f"The bootstrap needs at least {MIN_BOOTSTRAP} resamples (its bounds are quantiles of them), "
@@ -189,7 +193,7 @@ def paired_ci(
         >>> bool(low > 0), round((low + high) / 2, 4)
         (True, 0.375)
     """
-    check_interval_options(confidence, MIN_BOOTSTRAP)
+    _check_confidence(confidence)
     a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     if a.shape != b.shape:
         raise InvalidOptionError(f"A paired interval needs the same tasks on both sides, got {a.size} and {b.size}.")
