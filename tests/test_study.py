@@ -179,12 +179,17 @@ def test_a_resume_that_finds_a_stage_done_keeps_the_loads_it_ran_under(tmp_path,
 
     from agentgym_budget.train import study
 
-    loads = iter([(3.0, 0, 0), (4.0, 0, 0), (0.5, 0, 0), (0.6, 0, 0), (2.0, 0, 0), (2.5, 0, 0)])
-    monkeypatch.setattr(study.os, "getloadavg", lambda: next(loads))
-    study._timed(tmp_path, "sft", lambda: time.sleep(0.2))
-    study._timed(tmp_path, "sft", lambda: None)  # the resume: the stage is already done
+    machine = {"load": 0.0}
+    monkeypatch.setattr(study.os, "getloadavg", lambda: (machine["load"], 0.0, 0.0))
+
+    def stage(start: float, end: float, seconds: float) -> None:
+        machine["load"] = start
+        study._timed(tmp_path, "sft", lambda: (time.sleep(seconds), machine.update(load=end)))
+
+    stage(3.0, 4.0, 0.2)
+    stage(0.5, 0.6, 0.0)  # the resume: the stage is already done
     entry = json.loads((tmp_path / "timing.json").read_text())["sft"]
     assert (entry["load_start"], entry["load_end"]) == (3.0, 4.0) and entry["wall_s"] >= 0.2
-    study._timed(tmp_path, "sft", lambda: time.sleep(0.4))  # more work than before: its loads are the ones
+    stage(2.0, 2.5, 0.4)  # more work than before: its loads are the ones
     entry = json.loads((tmp_path / "timing.json").read_text())["sft"]
     assert (entry["load_start"], entry["load_end"]) == (2.0, 2.5) and entry["wall_s"] >= 0.6

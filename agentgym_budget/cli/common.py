@@ -24,14 +24,16 @@ def resample_count(text: str) -> int:
     """Parse a number of bootstrap resamples, at least :data:`~agentgym_budget.eval.estimator.MIN_BOOTSTRAP`."""
     from agentgym_budget.eval.estimator import MIN_BOOTSTRAP
 
+    return _int_at_least(text, MIN_BOOTSTRAP, f"at least {MIN_BOOTSTRAP} resamples (interval bounds are quantiles)")
+
+
+def _int_at_least(text: str, minimum: int, expected: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < MIN_BOOTSTRAP:
-        raise argparse.ArgumentTypeError(
-            f"expected at least {MIN_BOOTSTRAP} resamples (interval bounds are quantiles), got {text!r}"
-        )
+        value = minimum - 1
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
 
 
@@ -61,13 +63,7 @@ def int_list(text: str) -> tuple[int, ...]:
 
 def positive_int(text: str) -> int:
     """Parse a positive integer (for ``type=``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+    return _int_at_least(text, 1, "a positive integer")
 
 
 def plot_formats(text: str) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.stats.intervals import bca_interval, paired_difference
+from agentgym_budget.stats.intervals import bca_interval, check_confidence, paired_difference
 
 __all__ = [
     "bootstrap_ci",
@@ -105,11 +105,6 @@ def mean_pass_at_k(n: Sequence[int], c: Sequence[int], k: int) -> float:
     return float(values.mean()) if values.size else float("nan")
 
 
-def _check_confidence(confidence: float) -> None:
-    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
-        raise InvalidOptionError(f"confidence must be in (0, 1), for example 0.95; got {confidence!r}.")
-
-
 def check_interval_options(confidence: float, resamples: int) -> None:
     """Refuse a confidence level outside (0, 1) or fewer than :data:`MIN_BOOTSTRAP` resamples.
 
@@ -122,7 +117,7 @@ def check_interval_options(confidence: float, resamples: int) -> None:
         ...
         agentgym_budget.errors.InvalidOptionError: The bootstrap needs at least 100 resamples (its bounds are quantiles of them), got 10.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     if not isinstance(resamples, (int, np.integer)) or resamples < MIN_BOOTSTRAP:
         raise InvalidOptionError(
             f"The bootstrap needs at least {MIN_BOOTSTRAP} resamples (its bounds are quantiles of them), "
@@ -193,7 +188,7 @@ def paired_ci(
         >>> bool(low > 0), round((low + high) / 2, 4)
         (True, 0.375)
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     if a.shape != b.shape:
         raise InvalidOptionError(f"A paired interval needs the same tasks on both sides, got {a.size} and {b.size}.")

@@ -42,6 +42,7 @@ __all__ = [
     "Interval",
     "bca_interval",
     "bootstrap_p_value",
+    "check_confidence",
     "equivalence_verdict",
     "holm_adjust",
     "paired_difference",
@@ -97,9 +98,18 @@ class Interval:
         }
 
 
-def _check_confidence(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise InvalidOptionError(f"confidence must be in (0, 1), got {confidence!r}.")
+def check_confidence(confidence: float) -> float:
+    """The two-sided normal quantile of a confidence level.
+
+    Raises:
+        InvalidOptionError: ``confidence`` is not a number in (0, 1).
+
+    Example:
+        >>> round(check_confidence(0.95), 3)
+        1.96
+    """
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise InvalidOptionError(f"confidence must be in (0, 1), for example 0.95; got {confidence!r}.")
     return _NORMAL.inv_cdf(0.5 + confidence / 2.0)
 
 
@@ -122,7 +132,7 @@ def wilson_interval(successes: int, n: int, *, confidence: float = CONFIDENCE) -
     """
     if not (n >= 1 and 0 <= successes <= n):
         raise InvalidOptionError(f"A Wilson interval needs 0 <= successes <= n and n >= 1, got {successes} of {n}.")
-    z = _check_confidence(confidence)
+    z = check_confidence(confidence)
     low, high = _wilson_bounds(successes / n, float(n), z)
     return Interval(successes / n, low, high, confidence, "wilson")
 
@@ -143,7 +153,7 @@ def task_rate_interval(
         )
     if np.any(counts < 1) or np.any(wins < 0) or np.any(wins > counts):
         raise InvalidOptionError("Each task needs at least one episode and 0 <= successes <= episodes.")
-    z = _check_confidence(confidence)
+    z = check_confidence(confidence)
     rates = wins / counts
     tasks, total = rates.size, float(counts.sum())
     rate = float(rates.mean())
@@ -178,7 +188,7 @@ def bca_interval(
         >>> interval.low < 0.58 < interval.high
         True
     """
-    z = _check_confidence(confidence)
+    z = check_confidence(confidence)
     data = np.asarray(values, dtype=float)
     if data.ndim != 1 or data.size == 0 or not np.all(np.isfinite(data)):
         raise InvalidOptionError(f"BCa needs a non-empty list of finite per-task values, got shape {data.shape}.")
@@ -235,7 +245,7 @@ def paired_difference(
         raise InvalidOptionError(
             f"A paired difference needs the same tasks on both sides, got {a.shape} and {b.shape}."
         )
-    _check_confidence(confidence)
+    check_confidence(confidence)
     differences = a - b
     estimate = float(differences.mean())
     if differences.size == 1:

@@ -218,11 +218,11 @@ def _timed(out: Path, stage: str, work: Callable[[], Any]) -> Any:
     spent = time.perf_counter() - began
     times = stage_times(out)
     entry = times.get(stage, {})
-    loads = {"load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2), "load_wall_s": round(spent, 1)}
-    if "load_start" in entry and spent < entry.get("load_wall_s", entry.get("wall_s", 0.0)):
-        loads = {key: entry[key] for key in ("load_start", "load_end")} | {
-            "load_wall_s": entry.get("load_wall_s", entry.get("wall_s", 0.0))
-        }
+    busiest = entry.get("load_wall_s", entry.get("wall_s", 0.0))
+    if "load_start" in entry and spent < busiest:
+        loads = {"load_start": entry["load_start"], "load_end": entry["load_end"], "load_wall_s": busiest}
+    else:
+        loads = {"load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2), "load_wall_s": round(spent, 1)}
     times[stage] = {
         "wall_s": round(entry.get("wall_s", 0.0) + spent, 1),
         "cpu_s": round(entry.get("cpu_s", 0.0) + _cpu_seconds() - cpu, 1),
