@@ -15,11 +15,12 @@ pytest.importorskip("datasets")
 pytest.importorskip("transformers")
 
 SCRIPT = """
+{before}
 from agentgym_budget.runner.quiet import quiet_progress
 with quiet_progress():
-    import datasets
-    import huggingface_hub.utils as hub
     from transformers.utils import logging as hf_logging
+    import huggingface_hub.utils as hub
+    import datasets
     inside = (hf_logging.is_progress_bar_enabled(), not hub.are_progress_bars_disabled(),
               not datasets.are_progress_bars_disabled())
 after = (hf_logging.is_progress_bar_enabled(), not hub.are_progress_bars_disabled(),
@@ -28,10 +29,10 @@ print(inside, after)
 """
 
 
-def _run(environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(environment: dict[str, str], before: str = "") -> subprocess.CompletedProcess[str]:
     variables = {k: v for k, v in os.environ.items() if not k.endswith("_DISABLE_PROGRESS_BARS")}
     return subprocess.run(
-        [sys.executable, "-W", "error::UserWarning", "-c", SCRIPT],
+        [sys.executable, "-W", "error::UserWarning", "-c", SCRIPT.format(before=before)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -52,3 +53,10 @@ def test_bars_the_environment_turned_off_stay_off_after_the_block() -> None:
     done = _run({"HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["(False,", "False,", "False)", "(False,", "False,", "False)"]
+
+
+@pytest.mark.slow
+def test_a_hub_imported_before_the_block_keeps_the_bars_of_libraries_imported_inside_it_off() -> None:
+    done = _run({}, before="import huggingface_hub.utils.tqdm")  # it read the variable, unset, before the block
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["(False,", "False,", "False)", "(True,", "True,", "True)"]

@@ -32,7 +32,11 @@ _TRUE = ("1", "ON", "YES", "TRUE")
 
 
 def _switches() -> dict[str, tuple[Any, Any, Any]]:
-    """``(is_on, turn_off, turn_on)`` of each bar-drawing library this process has imported."""
+    """``(is_on, turn_off, turn_on)`` of each bar-drawing library this process has imported.
+
+    ``huggingface_hub`` has its own: imported before the block, it read the variable already, and a
+    ``transformers`` first imported inside the block takes its setting from it.
+    """
     found = {}
     if "transformers" in sys.modules:
         from transformers.utils import logging as hf_logging
@@ -41,6 +45,14 @@ def _switches() -> dict[str, tuple[Any, Any, Any]]:
             hf_logging.is_progress_bar_enabled,
             hf_logging.disable_progress_bar,
             hf_logging.enable_progress_bar,
+        )
+    if "huggingface_hub.utils.tqdm" in sys.modules:  # last: its own switch, which transformers' also flips, wins
+        from huggingface_hub import utils as hub
+
+        found["huggingface_hub"] = (
+            lambda: not hub.are_progress_bars_disabled(),
+            hub.disable_progress_bars,
+            hub.enable_progress_bars,
         )
     if "datasets" in sys.modules:
         import datasets
