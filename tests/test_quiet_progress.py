@@ -8,8 +8,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
+
+from agentgym_budget.runner.quiet import quiet_progress
 
 pytest.importorskip("datasets")
 pytest.importorskip("transformers")
@@ -60,3 +63,12 @@ def test_a_hub_imported_before_the_block_keeps_the_bars_of_libraries_imported_in
     done = _run({}, before="import huggingface_hub.utils.tqdm")  # it read the variable, unset, before the block
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["(False,", "False,", "False)", "(True,", "True,", "True)"]
+
+
+def test_the_libraries_deprecations_to_each_other_are_hidden_with_the_bars_on_too() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with quiet_progress(quiet=False):
+            warnings.warn_explicit("old", FutureWarning, "modeling_utils.py", 1, module="transformers.modeling_utils")
+            warnings.warn_explicit("ours", FutureWarning, "study.py", 1, module="agentgym_budget.train.study")
+    assert [str(warning.message) for warning in caught] == ["ours"]

@@ -80,6 +80,9 @@ def _forget_the_blocks_setting(imported_before: set[str], environment: dict[str,
 def quiet_progress(quiet: bool = True) -> Iterator[None]:
     """Within the block (if ``quiet``), no progress bar from ``transformers`` or ``datasets``; restored after.
 
+    Either way the block hides the FutureWarnings ``trl`` triggers in ``transformers`` (a deprecation
+    between the two libraries that a user of this one cannot act on).
+
     Processes spawned in the block (evaluation workers) inherit it through :data:`PROGRESS_VARIABLES`;
     a library first imported inside the block gets its bars back after it (:data:`READ_AT_IMPORT`)
     unless the environment turned them off before the block.
@@ -92,9 +95,18 @@ def quiet_progress(quiet: bool = True) -> Iterator[None]:
         >>> hf_logging.is_progress_bar_enabled()
         True
     """
-    if not quiet:
-        yield
-        return
+    with warnings.catch_warnings():  # the libraries' deprecation notices to each other (trl -> transformers)
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"transformers\.")
+        if quiet:
+            with _bars_off():
+                yield
+        else:
+            yield
+
+
+@contextmanager
+def _bars_off() -> Iterator[None]:
+    """The libraries' bars off for the block, here and in processes it spawns; as they were after it."""
     environment = {name: os.environ.get(name) for name in PROGRESS_VARIABLES}
     bars_on_outside = not any(value and value.upper() in _TRUE for value in environment.values())
     imported_before = set(sys.modules)
@@ -103,9 +115,7 @@ def quiet_progress(quiet: bool = True) -> Iterator[None]:
     for _, turn_off, _ in _switches().values():
         turn_off()
     try:
-        with warnings.catch_warnings():  # the libraries' deprecation notices to each other (trl -> transformers)
-            warnings.filterwarnings("ignore", category=FutureWarning, module=r"transformers\.")
-            yield
+        yield
     finally:
         for name, value in environment.items():
             if value is None:
