@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentgym_budget.cache import CacheRepairWarning
 from agentgym_budget.tasks.webshop.env import WebShopEnv
 from agentgym_budget.tasks.webshop.generator import cached_catalog
 from agentgym_budget.tasks.webshop.search import SearchIndex
@@ -83,8 +84,9 @@ def test_cache_entries_hold_no_code_and_planted_pickles_never_run(tmp_path):
     (entry / "catalog.pickle").write_bytes(pickle.dumps(_Payload(marker)))  # the old predictable path
     (folder / "indices.npy").unlink()
     np.save(folder / "indices.npy", np.array([_Payload(marker)], dtype=object), allow_pickle=True)
-    assert cached_catalog(200, 3, root=tmp_path).products == catalog.products
-    assert SearchIndex.build(catalog, root=tmp_path).search("shampoo") == expected
+    assert cached_catalog(200, 3, root=tmp_path).products == catalog.products  # the stray pickle is not read
+    with pytest.warns(CacheRepairWarning, match=r"indices\.npy differs from its checksum"):
+        assert SearchIndex.build(catalog, root=tmp_path).search("shampoo") == expected
     assert not marker.exists(), "a planted pickle was unpickled"
 
 
@@ -108,7 +110,8 @@ def test_corrupt_entries_are_rebuilt(tmp_path, namespace, name, damage):
     data = damage(path.read_bytes())
     path.unlink()  # a new file: the old one may still be memory-mapped
     path.write_bytes(data)
-    again = cached_catalog(200, 5, root=tmp_path)
-    assert again.products == catalog.products and again.goals == catalog.goals
-    assert SearchIndex.build(again, root=tmp_path).search("organic green tea") == expected
+    with pytest.warns(CacheRepairWarning, match=rf"{name} differs from its checksum.*rebuilding it"):
+        again = cached_catalog(200, 5, root=tmp_path)
+        assert again.products == catalog.products and again.goals == catalog.goals
+        assert SearchIndex.build(again, root=tmp_path).search("organic green tea") == expected
     assert json.loads((_entry(tmp_path, namespace) / "key.json").read_text())

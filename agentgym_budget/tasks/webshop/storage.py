@@ -18,8 +18,13 @@ Example:
     3
     >>> next((root / "demo").glob("*/v.json")).write_text("{junk")
     5
-    >>> load_or_rebuild("demo", {"k": 1}, build, load, root=root)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as repairs:
+    ...     warnings.simplefilter("always")
+    ...     load_or_rebuild("demo", {"k": 1}, build, load, root=root)
     3
+    >>> [type(repair.message).__name__ for repair in repairs]
+    ['CacheRepairWarning']
 """
 
 from __future__ import annotations
