@@ -97,6 +97,8 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path, capfd)
     assert set(study["training"]) == {"sft", "fixed", "budgetmix", "curriculum"}
     assert study["training"]["budgetmix"]["rl"]["episodes"] == 8
     assert set(study["training"]["budgetmix"]["rl"]["success_by_budget"]) <= {"2", "3"}
+    signal = {name: study["training"][name]["rl"]["steps_with_signal"] for name in ("fixed", "budgetmix")}
+    assert all(0 <= count <= study["training"][name]["rl"]["steps"] for name, count in signal.items()), signal
     assert json.loads((tmp_path / "fixed" / "run.json").read_text())["init"] == "../sft/final"  # moves with the study
     rows = study["pass@1"]
     assert sorted((r["agent"], r["budget"]) for r in rows) == sorted(
@@ -119,6 +121,7 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path, capfd)
     text = (tmp_path / "study.md").read_text()
     assert "| agent | T=2 | T=3 |" in text and "| budgetmix | " in text and "| budgetmix - sft | " in text
     assert "errors (commands other than the expert action) masked from the loss" in text
+    assert f"| fixed | {study['training']['fixed']['rl']['steps']} | {signal['fixed']} | T=" in text
     claims = {claim["claim"]: claim for claim in study["claims"]}
     assert list(claims) == [
         "budget_dependence",

@@ -24,7 +24,7 @@ from typing import Any
 
 from agentgym_budget.train.metrics import JsonlLog
 
-__all__ = ["success_by_budget"]
+__all__ = ["steps_with_signal", "success_by_budget"]
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -56,8 +56,22 @@ def success_by_budget(episodes: Sequence[dict[str, Any]]) -> dict[str, dict[str,
     return result
 
 
+def steps_with_signal(rl_logs: Sequence[dict[str, Any]]) -> int | None:
+    """GRPO steps in which some group's rewards differed (TRL's ``frac_reward_zero_std`` below 1).
+
+    In the other steps every group's episodes earned the same reward: zero advantage, nothing for the
+    policy gradient to follow. ``None`` when the logs do not carry the metric. A resumed step counts once.
+
+    Example:
+        >>> steps_with_signal([{"step": 1, "frac_reward_zero_std": 1.0}, {"step": 2, "frac_reward_zero_std": 0.5}])
+        1
+    """
+    by_step = {r["step"]: r["frac_reward_zero_std"] for r in rl_logs if r.get("frac_reward_zero_std") is not None}
+    return sum(share < 1 for share in by_step.values()) if by_step else None
+
+
 def summarize_training(out: str | Path) -> dict[str, Any]:
-    """What a run directory's logs say: final SFT loss, RL episodes and success by budget."""
+    """What a run directory's logs say: final SFT loss, RL episodes, steps with a signal and success by budget."""
     out = Path(out)
     summary: dict[str, Any] = {}
     sft = [r for r in JsonlLog(out / "sft" / "metrics.jsonl").read() if "loss" in r]
@@ -75,6 +89,7 @@ def summarize_training(out: str | Path) -> dict[str, Any]:
             "steps": max(int(e["step"]) for e in episodes),
             "episodes": len(episodes),
             "success": _mean([float(e["won"]) for e in episodes]),
+            "steps_with_signal": steps_with_signal(rl_logs),
             "success_by_budget": success_by_budget(episodes),
             "elapsed_s": rl_logs[-1].get("elapsed_s") if rl_logs else None,
         }

@@ -19,6 +19,7 @@ __all__ = [
     "step_value_lines",
     "study_markdown",
     "timing_lines",
+    "training_lines",
     "turn_lines",
 ]
 
@@ -33,6 +34,37 @@ def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
         )
     wall, cpu = sum(e["wall_s"] for e in times.values()), sum(e["cpu_s"] for e in times.values())
     return [*lines, f"| total | {wall / 60:.1f} | {cpu / 60:.1f} | |", ""]
+
+
+def training_lines(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Each RL run's GRPO steps, how many had a reward signal, and its training success early and late.
+
+    Example:
+        >>> rl = {"steps": 12, "steps_with_signal": 4, "success_by_budget": {"4": {"first": 0.58, "last": 0.5}}}
+        >>> training_lines({"sft": {}, "fixed": {"rl": rl}})[-2]
+        '| fixed | 12 | 4 | T=4: 0.58 -> 0.50 |'
+    """
+    runs = {name: summary["rl"] for name, summary in training.items() if "rl" in summary}
+    if not runs:
+        return []
+    lines = [
+        "## Training",
+        "",
+        "Per RL run: GRPO steps, the steps in which some group's episodes earned different rewards (in the "
+        "others every advantage is 0: no reward signal to follow), and the training success rate in the first "
+        "and the last quarter of the steps, per training budget.",
+        "",
+        "| run | steps | steps with a signal | success, first -> last quarter |",
+        "|---|---|---|---|",
+    ]
+    for name, rl in runs.items():
+        signal = rl.get("steps_with_signal")
+        success = "; ".join(
+            f"T={budget}: {entry['first']:.2f} -> {entry['last']:.2f}"
+            for budget, entry in rl["success_by_budget"].items()
+        )
+        lines.append(f"| {name} | {rl['steps']} | {'' if signal is None else signal} | {success} |")
+    return [*lines, ""]
 
 
 def step_value_lines(distribution: Mapping[str, Any]) -> list[str]:
@@ -154,6 +186,7 @@ def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, st
         "",
         *pass_at_one_lines(study["pass@1"], study["differences"], config.eval_budgets),
         *turn_lines(study["turns"]),
+        *training_lines(study["training"]),
     ]
     lines += claims_markdown(study["claims"], config.training_seeds)
     if study["probe_step_values"]["states_examined"]:
