@@ -55,6 +55,9 @@ def test_study_claims_and_markdown_from_logs(tmp_path):
     )
     text = "\n".join(claims_markdown(claims))
     assert "| recovery |" in text and "One seed" in text and "CPUs" in text
+    two, three = ("\n".join(claims_markdown(claims, seeds)) for seeds in (2, 3))
+    assert "Two seeds: the intervals resample them" in two and "One seed" not in two
+    assert "seeds per recipe: 3.\n" in three
 
 
 def test_runs_named_with_an_index_are_training_seeds_of_their_recipe(tmp_path):

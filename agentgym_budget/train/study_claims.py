@@ -123,6 +123,14 @@ def _power_line(claims: Sequence[Mapping[str, Any]]) -> str:
     return line
 
 
+_SEED_CAVEATS = {
+    1: " One seed: the run-to-run spread of training is NOT in the intervals.",
+    2: " Two seeds: the intervals resample them, but two runs show little of training's run-to-run spread"
+    " (3 or more wanted).",
+}
+"""What ``study.md`` adds after the number of training seeds, when it is small."""
+
+
 def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1) -> list[str]:
     """Lines of ``study.md``: the claims table and what the study can and cannot show.
 
@@ -160,8 +168,7 @@ def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1
             if claim.get("sizes")
         ),
         _power_line(claims),
-        f"- Training seeds per recipe: {training_seeds}."
-        + (" One seed: the run-to-run spread of training is NOT in the intervals." if training_seeds < 3 else ""),
+        f"- Training seeds per recipe: {training_seeds}." + _SEED_CAVEATS.get(training_seeds, ""),
         "- Intervals: hierarchical bootstrap over training seeds, shared tasks/states and episodes; each is marginal,"
         " and the verdicts use Holm-adjusted p-values over the claims (family-wise 5%). `undecided` means: not"
         " decided at this power, not evidence of no effect.",
