@@ -33,9 +33,13 @@ print(inside, after)
 
 
 def _run(environment: dict[str, str], before: str = "") -> subprocess.CompletedProcess[str]:
+    return _python(SCRIPT.format(before=before), environment)
+
+
+def _python(script: str, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
     variables = {k: v for k, v in os.environ.items() if not k.endswith("_DISABLE_PROGRESS_BARS")}
     return subprocess.run(
-        [sys.executable, "-W", "error::UserWarning", "-c", SCRIPT.format(before=before)],
+        [sys.executable, "-W", "error::UserWarning", "-c", script],
         capture_output=True,
         text=True,
         timeout=120,
@@ -72,3 +76,20 @@ def test_the_libraries_deprecations_to_each_other_are_hidden_with_the_bars_on_to
             warnings.warn_explicit("old", FutureWarning, "modeling_utils.py", 1, module="transformers.modeling_utils")
             warnings.warn_explicit("ours", FutureWarning, "study.py", 1, module="agentgym_budget.train.study")
     assert [str(warning.message) for warning in caught] == ["ours"]
+
+
+@pytest.mark.slow
+def test_the_block_gives_each_library_back_the_setting_it_had_even_when_they_differ() -> None:
+    script = """
+import huggingface_hub.utils as hub
+from transformers.utils import logging as hf_logging
+from agentgym_budget.runner.quiet import quiet_progress
+hub.disable_progress_bars()
+hf_logging._tqdm_active = True  # the hub's bars off, transformers' own on
+with quiet_progress():
+    pass
+print(hf_logging.is_progress_bar_enabled(), hub.are_progress_bars_disabled())
+"""
+    done = _python(script, {})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]  # restoring transformers' bars did not turn the hub's on

@@ -46,7 +46,7 @@ def _switches() -> dict[str, tuple[Any, Any, Any]]:
             hf_logging.disable_progress_bar,
             hf_logging.enable_progress_bar,
         )
-    if "huggingface_hub.utils.tqdm" in sys.modules:  # last: its own switch, which transformers' also flips, wins
+    if "huggingface_hub.utils.tqdm" in sys.modules:  # after transformers, whose switch flips the hub's too
         from huggingface_hub import utils as hub
 
         found["huggingface_hub"] = (
@@ -123,6 +123,5 @@ def _bars_off() -> Iterator[None]:
             else:
                 os.environ[name] = value
         _forget_the_blocks_setting(imported_before, environment)
-        for name, (_, _, turn_on) in _switches().items():
-            if were_on.get(name, bars_on_outside):
-                turn_on()
+        for name, (_, turn_off, turn_on) in _switches().items():  # in order: the hub's own state is set last
+            (turn_on if were_on.get(name, bars_on_outside) else turn_off)()
