@@ -31,8 +31,8 @@ def _int_at_least(text: str, minimum: int, expected: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = minimum - 1
-    if value < minimum:
+        value = None
+    if value is None or value < minimum:
         raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
 

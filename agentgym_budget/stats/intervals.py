@@ -99,18 +99,26 @@ class Interval:
 
 
 def check_confidence(confidence: float) -> float:
-    """The two-sided normal quantile of a confidence level.
+    """``confidence`` if it is a confidence level: a number in (0, 1).
 
     Raises:
-        InvalidOptionError: ``confidence`` is not a number in (0, 1).
+        InvalidOptionError: It is not (a bool, a string, 0, 1, 95...).
 
     Example:
-        >>> round(check_confidence(0.95), 3)
-        1.96
+        >>> check_confidence(0.95)
+        0.95
+        >>> check_confidence(95)
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: confidence must be in (0, 1), for example 0.95; got 95.
     """
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise InvalidOptionError(f"confidence must be in (0, 1), for example 0.95; got {confidence!r}.")
-    return _NORMAL.inv_cdf(0.5 + confidence / 2.0)
+    return confidence
+
+
+def _two_sided_z(confidence: float) -> float:
+    return _NORMAL.inv_cdf(0.5 + check_confidence(confidence) / 2.0)
 
 
 def _wilson_bounds(rate: float, n: float, z: float) -> tuple[float, float]:
@@ -132,7 +140,7 @@ def wilson_interval(successes: int, n: int, *, confidence: float = CONFIDENCE) -
     """
     if not (n >= 1 and 0 <= successes <= n):
         raise InvalidOptionError(f"A Wilson interval needs 0 <= successes <= n and n >= 1, got {successes} of {n}.")
-    z = check_confidence(confidence)
+    z = _two_sided_z(confidence)
     low, high = _wilson_bounds(successes / n, float(n), z)
     return Interval(successes / n, low, high, confidence, "wilson")
 
@@ -153,7 +161,7 @@ def task_rate_interval(
         )
     if np.any(counts < 1) or np.any(wins < 0) or np.any(wins > counts):
         raise InvalidOptionError("Each task needs at least one episode and 0 <= successes <= episodes.")
-    z = check_confidence(confidence)
+    z = _two_sided_z(confidence)
     rates = wins / counts
     tasks, total = rates.size, float(counts.sum())
     rate = float(rates.mean())
@@ -188,7 +196,7 @@ def bca_interval(
         >>> interval.low < 0.58 < interval.high
         True
     """
-    z = check_confidence(confidence)
+    z = _two_sided_z(confidence)
     data = np.asarray(values, dtype=float)
     if data.ndim != 1 or data.size == 0 or not np.all(np.isfinite(data)):
         raise InvalidOptionError(f"BCa needs a non-empty list of finite per-task values, got shape {data.shape}.")
