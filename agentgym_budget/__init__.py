@@ -22,11 +22,12 @@ from typing import Any
 from agentgym_budget import tasks
 from agentgym_budget._numerics import keep_matrix_products_reproducible
 from agentgym_budget._version import __version__
-from agentgym_budget.env import TextEnv, Turn
+from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import AgentGymBudgetError
 from agentgym_budget.registration import NAMESPACE, env_info, make, registered_ids
 from agentgym_budget.snapshot import clone, get_state, set_state
 from agentgym_budget.state import EnvState
+from agentgym_budget.turn import Turn
 
 keep_matrix_products_reproducible()  # before a model library's first matrix product: --threads changes no bits
 

@@ -63,7 +63,6 @@ import abc
 import copy
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -80,35 +79,9 @@ from agentgym_budget.errors import (
 )
 from agentgym_budget.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
 from agentgym_budget.state import TextEnvState
+from agentgym_budget.turn import Turn, turn_info
 
-__all__ = ["TextEnv", "Turn"]
-
-
-@dataclass(frozen=True)
-class Turn:
-    """What a task family's engine reports after a reset or a command.
-
-    Attributes:
-        observation: Text shown to the agent (normalised by :class:`TextEnv`).
-        reward: Reward of this turn (``0.0`` after a reset).
-        won: The task is completed.
-        lost: The task failed irrecoverably.
-        progress: Step-level progress signal in [0, 1].
-        admissible_actions: Commands the engine accepts now, sorted.
-        goal: The task text.
-        extras: Values of the opt-in ``info`` keys that were requested.
-    """
-
-    __snapshot_record__: ClassVar[str] = "Turn/1"
-
-    observation: str
-    reward: float
-    won: bool
-    lost: bool
-    progress: float
-    admissible_actions: tuple[str, ...]
-    goal: str
-    extras: Mapping[str, Any] = field(default_factory=dict)
+__all__ = ["TextEnv"]
 
 
 class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
@@ -404,21 +377,11 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     def _emit(self, turn: Turn, *, action_is_valid: bool = True) -> tuple[str, dict[str, Any]]:
         turn = dataclasses.replace(turn, observation=text.normalize_text(turn.observation))
         self._last_turn = turn
-        info: dict[str, Any] = {
-            "admissible_actions": list(turn.admissible_actions),
-            "action_is_valid": action_is_valid,
-            "won": bool(turn.won),
-            "success": bool(turn.won),
-            "lost": bool(turn.lost),
-            "progress": float(turn.progress),
-            "task_id": self._task_id,
-            "goal": turn.goal,
-        }
-        for key in self.omitted_info_keys:
-            del info[key]
-        if "admissible_actions" in self.omitted_info_keys:
-            del info["action_is_valid"]  # admissibility is unknown without the admissible actions
-        for key in self.info_keys:
-            value = turn.extras.get(key)
-            info[key] = list(value) if isinstance(value, (list, tuple)) else value
+        info = turn_info(
+            turn,
+            task_id=self._task_id,
+            action_is_valid=action_is_valid,
+            omitted_info_keys=self.omitted_info_keys,
+            info_keys=self.info_keys,
+        )
         return turn.observation, info

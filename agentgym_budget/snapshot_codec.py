@@ -86,7 +86,7 @@ RECORDS: dict[str, str] = {
     "EnvState/1": "agentgym_budget.state:EnvState",
     "ReplayLog/1": "agentgym_budget.state:ReplayLog",
     "TextEnvState/1": "agentgym_budget.state:TextEnvState",
-    "Turn/1": "agentgym_budget.env:Turn",
+    "Turn/1": "agentgym_budget.turn:Turn",
     "TextWorldState/1": "agentgym_budget.tasks.textworld.portable:PortableTextWorldState",
     "AlfworldState/1": "agentgym_budget.tasks.alfworld.portable:PortableAlfworldState",
     "AlfworldEnvState/1": "agentgym_budget.tasks.alfworld.portable:PortableAlfworldEnvState",

@@ -140,7 +140,7 @@ class TextEnvState(SerialisedState):
         task_id: The task being played.
         engine_seed: Seed given to the engine at reset (drives replays).
         actions: Every action of the episode so far, as passed to ``step``.
-        last_turn: The last :class:`~agentgym_budget.env.Turn` returned to the agent.
+        last_turn: The last :class:`~agentgym_budget.turn.Turn` returned to the agent.
         episode_over: Whether the episode has terminated.
         rng_state: State of the env's ``np_random`` bit generator.
         engine: The engine's native state, or ``None`` when restoring means replaying ``actions``.
