@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.train.config import TrainConfig
 from agentgym_budget.train.grpo import GRPOSettings, staged_budgets
-from agentgym_budget.train.recipe import TrainConfig
 from tests.train_support import COIN, tiny_config
 
 

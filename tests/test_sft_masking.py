@@ -103,7 +103,7 @@ def test_demonstrations_option_of_train_and_its_default():
     import argparse
 
     from agentgym_budget.cli.cmd_train import add_arguments, build_config
-    from agentgym_budget.train.recipe import TrainConfig
+    from agentgym_budget.train.config import TrainConfig
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -26,7 +26,7 @@ def one_thread():
 
 
 def test_recipe_options_are_validated():
-    from agentgym_budget.train.recipe import TrainConfig
+    from agentgym_budget.train.config import TrainConfig
 
     with pytest.raises(InvalidOptionError, match="Did you mean 'budgetmix'"):
         TrainConfig(*COIN, recipe="budgetmx", budgets=(2, 4))
@@ -307,7 +307,8 @@ def test_a_local_model_is_the_base_policy_with_model(tmp_path):
 
 
 def test_a_run_moved_with_its_starting_checkpoint_resumes(tmp_path):
-    from agentgym_budget.train.recipe import TrainConfig, _check_run
+    from agentgym_budget.train.config import TrainConfig
+    from agentgym_budget.train.recipe import _check_run
 
     def rl_config(study):
         return TrainConfig(*COIN, recipe="fixed", budget=3, init=str(study / "sft" / "final"))

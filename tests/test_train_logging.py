@@ -14,7 +14,8 @@ from tests.train_support import tiny_config
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
 def test_report_to_tensorboard_writes_events_beside_the_jsonl_metrics(tmp_path):
     pytest.importorskip("tensorboard")
-    from agentgym_budget.train.recipe import TrainConfig, run_training
+    from agentgym_budget.train.config import TrainConfig
+    from agentgym_budget.train.recipe import run_training
 
     config = replace(tiny_config("sft"), report_to=("tensorboard",))
     run_training(config, tmp_path, progress=False, plots=False)

@@ -12,8 +12,8 @@ COIN = ("TextWorld-CoinCollector-v0", "level=2")
 def tiny_config(recipe="fixed", **changes):
     """A training config small enough for a test: 1-layer 32-wide model, a few steps."""
     from agentgym_budget.train.base_model import TinyModelSpec
+    from agentgym_budget.train.config import TrainConfig
     from agentgym_budget.train.grpo import GRPOSettings
-    from agentgym_budget.train.recipe import TrainConfig
     from agentgym_budget.train.sft import SFTSettings
 
     budgets = {"budget": 3} if recipe in ("fixed", "sft") else {"budgets": (2, 4)}  # budgetmix, curriculum

@@ -112,7 +112,7 @@ def add_tiny_size_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def with_tiny_size(config, args: argparse.Namespace):
-    """``config`` (a :class:`~agentgym_budget.train.recipe.TrainConfig`) with ``--tiny-size``, if given.
+    """``config`` (a :class:`~agentgym_budget.train.config.TrainConfig`) with ``--tiny-size``, if given.
 
     Raises:
         InvalidOptionError: ``--tiny-size`` with a base model of its own (``--model``, ``--init`` or a preset's).
@@ -236,7 +236,7 @@ def env_args_of(args: argparse.Namespace) -> str:
 
 
 def build_config(args: argparse.Namespace):
-    """The :class:`~agentgym_budget.train.recipe.TrainConfig` of parsed arguments.
+    """The :class:`~agentgym_budget.train.config.TrainConfig` of parsed arguments.
 
     Example:
         >>> parser = argparse.ArgumentParser(); add_arguments(parser)
@@ -246,7 +246,7 @@ def build_config(args: argparse.Namespace):
     """
     from dataclasses import replace
 
-    from agentgym_budget.train.recipe import TrainConfig
+    from agentgym_budget.train.config import TrainConfig
     from agentgym_budget.train.trajectories import DEMONSTRATIONS
 
     base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)

@@ -12,7 +12,8 @@ One module per concept, each importing torch / transformers / TRL only when used
 * :mod:`~agentgym_budget.train.device` and :mod:`~agentgym_budget.train.train_presets`: where training runs
   (CPU by default; one CUDA GPU, bf16, vLLM colocate generation) and the ``gpu-qwen2.5`` preset;
 * :mod:`~agentgym_budget.train.metrics` and :mod:`~agentgym_budget.train.report`: logs, summary, plot;
-* :mod:`~agentgym_budget.train.recipe`: the recipes ``sft``, ``fixed``, ``budgetmix`` and a run's layout;
+* :mod:`~agentgym_budget.train.config` and :mod:`~agentgym_budget.train.recipe`: what to train (the recipes
+  ``sft``, ``fixed``, ``budgetmix``, ``curriculum``) and how a run executes, with its layout;
 * :mod:`~agentgym_budget.train.study`: the three recipes, then their evaluation on held-out tasks.
 """
 

@@ -1,6 +1,6 @@
 """Where training runs: the CPU (default), one CUDA GPU with bf16, and TRL's vLLM generation in colocate mode.
 
-:class:`DeviceSettings` is part of a :class:`~agentgym_budget.train.recipe.TrainConfig`; :func:`trainer_arguments`
+:class:`DeviceSettings` is part of a :class:`~agentgym_budget.train.config.TrainConfig`; :func:`trainer_arguments`
 turns it into the keyword arguments of TRL's ``SFTConfig`` / ``GRPOConfig`` that place the training, and
 :func:`grpo_generation_arguments` into the ``GRPOConfig`` ones of rollout generation. The CPU default maps to
 exactly the arguments of :func:`~agentgym_budget.train.cpu_settings.cpu_trainer_arguments` (fp32, no activation

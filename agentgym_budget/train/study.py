@@ -36,8 +36,9 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.runner.quiet import quiet_progress
+from agentgym_budget.train.config import TrainConfig
 from agentgym_budget.train.grpo import GRPOSettings
-from agentgym_budget.train.recipe import TrainConfig, run_training
+from agentgym_budget.train.recipe import run_training
 from agentgym_budget.train.study_arms import DEFAULT_ARMS, arm_config, check_arms
 from agentgym_budget.train.study_claims import study_claims
 from agentgym_budget.train.study_eval import (

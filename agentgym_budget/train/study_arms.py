@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
-from agentgym_budget.train.recipe import TrainConfig
+from agentgym_budget.train.config import TrainConfig
 
 __all__ = ["ARMS", "DEFAULT_ARMS", "arm_config", "check_arms", "no_process_arm"]
 

@@ -115,7 +115,7 @@ def turn_lines(turns: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def demonstrations_line(train: Any) -> str:
-    """What the SFT base imitated (``train``: the study's :class:`~agentgym_budget.train.recipe.TrainConfig`).
+    """What the SFT base imitated (``train``: the study's :class:`~agentgym_budget.train.config.TrainConfig`).
 
     Example:
         >>> from types import SimpleNamespace
