@@ -17,14 +17,8 @@ from agentgym_budget.eval.passkt.config import PassKTConfig
 from agentgym_budget.eval.passkt.plan import run_passkt
 from agentgym_budget.eval.probes.judge import StateJudge, is_optimal
 from agentgym_budget.eval.probes.plan import ProbeConfig, probe_key, run_probe
-from agentgym_budget.eval.probes.states import (
-    HistoryTurn,
-    choose_depths,
-    expert_trajectories,
-    logged_trajectories,
-    prime_agent,
-    walk,
-)
+from agentgym_budget.eval.probes.references import choose_depths, expert_trajectories, logged_trajectories
+from agentgym_budget.eval.probes.states import HistoryTurn, prime_agent, walk
 from agentgym_budget.runner.rollout import EnvRef
 from agentgym_budget.runner.store import read_jsonl
 from tests.chat_server import ScriptedChatServer, first_admissible

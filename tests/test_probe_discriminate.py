@@ -79,7 +79,7 @@ def test_state_ids_do_not_depend_on_where_the_run_directory_lives(tmp_path: Path
     """A study copied elsewhere names its hf: agents by other absolute paths; its probe states stay the same."""
     import json
 
-    from agentgym_budget.eval.probes.states import logged_trajectories
+    from agentgym_budget.eval.probes.references import logged_trajectories
 
     def log(root: Path) -> Path:
         path = root / "study" / "passkt" / "episodes.jsonl"

@@ -13,7 +13,8 @@ from agentgym_budget.cli.main import main
 from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError
 from agentgym_budget.eval.probes.judge import try_action
-from agentgym_budget.eval.probes.states import expert_trajectories, walk
+from agentgym_budget.eval.probes.references import expert_trajectories
+from agentgym_budget.eval.probes.states import walk
 from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.natural import analyze_trace
 from agentgym_budget.eval.recovery.plan import recovery_key, run_recovery

@@ -38,10 +38,7 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
 from agentgym_budget.eval.figures import write_summary_set
 from agentgym_budget.eval.probes.discriminate import STATE_AGENT, STATE_KIND, STATE_SAMPLE
-from agentgym_budget.eval.probes.states import (
-    ReferenceStates,
-    Trajectory,
-)
+from agentgym_budget.eval.probes.references import ReferenceStates, Trajectory
 from agentgym_budget.eval.probes.summary import ProbeSummary, probe_signal_points, summarize_probes
 from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.runner.env_ref import EnvRef

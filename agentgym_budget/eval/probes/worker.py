@@ -41,7 +41,8 @@ from agentgym_budget.eval.probes.judge import (
     continue_from,
     hidden_keys_for,
 )
-from agentgym_budget.eval.probes.states import ProbePoint, choose_depths, plan_of, prime_agent, walk
+from agentgym_budget.eval.probes.references import choose_depths
+from agentgym_budget.eval.probes.states import ProbePoint, plan_of, prime_agent, walk
 from agentgym_budget.registration import env_info
 from agentgym_budget.runner.env_ref import EnvPool
 from agentgym_budget.runner.pool import Emit

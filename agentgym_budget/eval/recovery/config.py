@@ -12,9 +12,7 @@ from typing import Any
 from agentgym_budget.agents.registry import AgentSpec
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.eval import estimator
-from agentgym_budget.eval.probes.states import (
-    ReferenceStates,
-)
+from agentgym_budget.eval.probes.references import ReferenceStates
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.validation import count, run_agents, run_envs
 from agentgym_budget.wrappers.turn_budget import validate_budget

@@ -35,10 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.eval.figures import write_summary_set
-from agentgym_budget.eval.probes.states import (
-    Trajectory,
-    logged_episodes,
-)
+from agentgym_budget.eval.probes.references import Trajectory, logged_episodes
 from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.natural import natural_recovery, trace_signal_points
