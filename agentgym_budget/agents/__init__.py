@@ -87,6 +87,49 @@ def _check_template(path: str) -> None:
         PromptTemplate.from_file(path)
 
 
+_OPENAI_PARAMS = (
+    Param("base_url", str, "", "API root, e.g. http://localhost:8000/v1 ($OPENAI_BASE_URL)", operational=True),
+    Param("api_key_env", str, "OPENAI_API_KEY", "environment variable holding the key", operational=True),
+    Param("temperature", float, 0.7, "sampling temperature", minimum=0.0),
+    Param("top_p", float, 1.0, "nucleus sampling mass", minimum=0.0, maximum=1.0, above_minimum=True),
+    Param("max_tokens", int, 256, "completion tokens per turn", minimum=1),
+    Param("history", int, 8, "past turns shown in the prompt", minimum=0),
+    Param("show_actions", bool, True, "show the admissible actions"),
+    Param("template", str, "", "JSON prompt template file", check=_check_template),
+    Param("timeout", float, 60.0, "total seconds per request", operational=True, minimum=0.0, above_minimum=True),
+    Param("retries", int, 4, "retries after a retryable failure", operational=True, minimum=0),
+    Param("backoff", float, 1.0, "first retry delay in seconds", operational=True, minimum=0.0),
+    Param("concurrency", int, 8, "requests in flight per worker process", operational=True, minimum=1),
+    Param("send_seed", bool, True, "send a per-turn seed"),
+)
+"""Options of ``openai:MODEL`` agents."""
+
+_HF_PARAMS = (
+    Param("temperature", float, 1.0, "sampling temperature (0: greedy)", minimum=0.0),
+    Param("top_p", float, 1.0, "nucleus sampling mass", minimum=0.0, maximum=1.0, above_minimum=True),
+    Param("top_k", int, 0, "keep the k most likely tokens (0: off)", minimum=0),
+    Param("max_new_tokens", int, 128, "tokens per reply", minimum=1),
+    Param("batch_size", int, 8, "replies generated in one batch", operational=True, minimum=1),
+    Param("concurrency", int, 8, "episodes played at once per worker process", operational=True, minimum=1),
+    Param(
+        "threads",
+        int,
+        1,
+        "torch threads per worker process (0: torch default = cores)",
+        operational=True,
+        minimum=0,
+    ),
+    Param(
+        "prefix_cache",
+        bool,
+        True,
+        "reuse the conversation's keys/values across turns (same replies, less work)",
+        operational=True,
+    ),
+)
+"""Options of ``hf:PATH`` agents."""
+
+
 def _register_builtins() -> None:
     eps = Param(
         "eps",
@@ -116,23 +159,7 @@ def _register_builtins() -> None:
         _openai_agent,
         argument="model",
         description="Chat model behind an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama...).",
-        params=[
-            Param("base_url", str, "", "API root, e.g. http://localhost:8000/v1 ($OPENAI_BASE_URL)", operational=True),
-            Param("api_key_env", str, "OPENAI_API_KEY", "environment variable holding the key", operational=True),
-            Param("temperature", float, 0.7, "sampling temperature", minimum=0.0),
-            Param("top_p", float, 1.0, "nucleus sampling mass", minimum=0.0, maximum=1.0, above_minimum=True),
-            Param("max_tokens", int, 256, "completion tokens per turn", minimum=1),
-            Param("history", int, 8, "past turns shown in the prompt", minimum=0),
-            Param("show_actions", bool, True, "show the admissible actions"),
-            Param("template", str, "", "JSON prompt template file", check=_check_template),
-            Param(
-                "timeout", float, 60.0, "total seconds per request", operational=True, minimum=0.0, above_minimum=True
-            ),
-            Param("retries", int, 4, "retries after a retryable failure", operational=True, minimum=0),
-            Param("backoff", float, 1.0, "first retry delay in seconds", operational=True, minimum=0.0),
-            Param("concurrency", int, 8, "requests in flight per worker process", operational=True, minimum=1),
-            Param("send_seed", bool, True, "send a per-turn seed"),
-        ],
+        params=_OPENAI_PARAMS,
     )
     register_agent(
         "hf",
@@ -140,29 +167,7 @@ def _register_builtins() -> None:
         argument="path",
         check_argument=_check_model_dir,
         description="Local Hugging Face causal LM directory (a training checkpoint), played through the act tool.",
-        params=[
-            Param("temperature", float, 1.0, "sampling temperature (0: greedy)", minimum=0.0),
-            Param("top_p", float, 1.0, "nucleus sampling mass", minimum=0.0, maximum=1.0, above_minimum=True),
-            Param("top_k", int, 0, "keep the k most likely tokens (0: off)", minimum=0),
-            Param("max_new_tokens", int, 128, "tokens per reply", minimum=1),
-            Param("batch_size", int, 8, "replies generated in one batch", operational=True, minimum=1),
-            Param("concurrency", int, 8, "episodes played at once per worker process", operational=True, minimum=1),
-            Param(
-                "threads",
-                int,
-                1,
-                "torch threads per worker process (0: torch default = cores)",
-                operational=True,
-                minimum=0,
-            ),
-            Param(
-                "prefix_cache",
-                bool,
-                True,
-                "reuse the conversation's keys/values across turns (same replies, less work)",
-                operational=True,
-            ),
-        ],
+        params=_HF_PARAMS,
     )
 
 
