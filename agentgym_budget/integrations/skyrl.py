@@ -175,70 +175,76 @@ def _record_metrics(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+class _SessionTextEnv:
+    """The methods of :class:`BudgetTextEnv`, mixed into SkyRL-gym's ``BaseTextEnv`` when skyrl_gym is imported."""
+
+    def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        values = _plain(env_config) or {}
+        if not isinstance(values, Mapping):
+            raise InvalidOptionError(f"BudgetTextEnv: env_config must be a mapping, got {type(values).__name__}.")
+        self.config = SessionConfig.from_mapping(values)
+        self._fields = _episode(_plain((extras or {}).get("extra_info") or {}))
+        self._pool = shared_pool(self.config)
+        self._session = self._pool.acquire()
+        self._record: dict[str, Any] | None = None
+        self.max_turns = self._fields.get("max_turns", self.config.max_turns)
+        self.generator_max_turns = _generator_limit(extras)
+
+    @property
+    def session(self) -> EpisodeSession | None:
+        """The session playing this trajectory (``None`` once closed)."""
+        return self._session
+
+    def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        turn = self._session.reset(**self._fields)
+        self.turns, self.max_turns = 0, turn.max_turns
+        _warn_if_cut(turn.max_turns, self.generator_max_turns)
+        messages = _first_messages(prompt, turn.text)
+        return messages, {"task_id": turn.task_id, "max_turns": turn.max_turns}
+
+    def step(self, action: str) -> Any:
+        from skyrl_gym.envs.base_text_env import BaseTextEnvStepOutput
+
+        if self._session is None:
+            raise EpisodeOverError("BudgetTextEnv.step: the env is closed.")
+        turn = self._session.step(action)
+        self.turns = turn.turn
+        self._record = self._session.record()
+        return BaseTextEnvStepOutput(
+            observations=[] if turn.done else [{"role": "user", "content": turn.text}],
+            reward=turn.reward,
+            done=turn.done,
+            metadata=_step_metadata(turn),
+            postprocessed_action=turn.command,
+        )
+
+    def get_metrics(self) -> dict[str, Any]:
+        record = (
+            self._record
+            if self._record is not None
+            else (self._session.record() if self._session is not None and self._session.last is not None else None)
+        )
+        return {} if record is None else _record_metrics(record)
+
+    @staticmethod
+    def aggregate_metrics(metrics: list[dict[str, Any]]) -> dict[str, Any]:
+        return aggregate_budget_metrics(metrics)
+
+    def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            self._record = session.record() if session.last is not None else None
+            self._pool.release(session)
+
+
 @functools.cache
 def _classes() -> SimpleNamespace:
     _skyrl()
-    from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
+    from skyrl_gym.envs.base_text_env import BaseTextEnv
 
-    class BudgetTextEnv(BaseTextEnv):
+    class BudgetTextEnv(_SessionTextEnv, BaseTextEnv):
         """A SkyRL text env over an :class:`EpisodeSession` (see the module docstring)."""
-
-        def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None) -> None:
-            super().__init__()
-            values = _plain(env_config) or {}
-            if not isinstance(values, Mapping):
-                raise InvalidOptionError(f"BudgetTextEnv: env_config must be a mapping, got {type(values).__name__}.")
-            self.config = SessionConfig.from_mapping(values)
-            self._fields = _episode(_plain((extras or {}).get("extra_info") or {}))
-            self._pool = shared_pool(self.config)
-            self._session = self._pool.acquire()
-            self._record: dict[str, Any] | None = None
-            self.max_turns = self._fields.get("max_turns", self.config.max_turns)
-            self.generator_max_turns = _generator_limit(extras)
-
-        @property
-        def session(self) -> EpisodeSession | None:
-            """The session playing this trajectory (``None`` once closed)."""
-            return self._session
-
-        def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-            turn = self._session.reset(**self._fields)
-            self.turns, self.max_turns = 0, turn.max_turns
-            _warn_if_cut(turn.max_turns, self.generator_max_turns)
-            messages = _first_messages(prompt, turn.text)
-            return messages, {"task_id": turn.task_id, "max_turns": turn.max_turns}
-
-        def step(self, action: str) -> BaseTextEnvStepOutput:
-            if self._session is None:
-                raise EpisodeOverError("BudgetTextEnv.step: the env is closed.")
-            turn = self._session.step(action)
-            self.turns = turn.turn
-            self._record = self._session.record()
-            return BaseTextEnvStepOutput(
-                observations=[] if turn.done else [{"role": "user", "content": turn.text}],
-                reward=turn.reward,
-                done=turn.done,
-                metadata=_step_metadata(turn),
-                postprocessed_action=turn.command,
-            )
-
-        def get_metrics(self) -> dict[str, Any]:
-            record = (
-                self._record
-                if self._record is not None
-                else (self._session.record() if self._session is not None and self._session.last is not None else None)
-            )
-            return {} if record is None else _record_metrics(record)
-
-        @staticmethod
-        def aggregate_metrics(metrics: list[dict[str, Any]]) -> dict[str, Any]:
-            return aggregate_budget_metrics(metrics)
-
-        def close(self) -> None:
-            session, self._session = self._session, None
-            if session is not None:
-                self._record = session.record() if session.last is not None else None
-                self._pool.release(session)
 
     BudgetTextEnv.__module__ = __name__
     return SimpleNamespace(BudgetTextEnv=BudgetTextEnv)

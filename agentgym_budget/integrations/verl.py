@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from types import SimpleNamespace
 from typing import Any
@@ -130,76 +131,108 @@ def _warn_cut(session: EpisodeSession, limit: int) -> None:
     )
 
 
+@dataclass
+class _Transcript:
+    """One episode's conversation as token ids so far: its response mask and log-probs, chat messages, cut."""
+
+    runtime: list[int]
+    prompt_length: int
+    logprobs: list[float] | None
+    mask: list[int] = field(default_factory=list)
+    chat_messages: int = 1
+    cut: bool = False
+
+    def output(self, session: EpisodeSession, limit: int) -> Any:
+        """verl's ``AgentLoopOutput`` of the finished episode (the response capped at ``limit`` tokens)."""
+        response = self.runtime[self.prompt_length :]
+        return _verl().AgentLoopOutput(
+            prompt_ids=self.runtime[: self.prompt_length],
+            response_ids=response[:limit],
+            response_mask=self.mask[:limit],
+            response_logprobs=None if self.logprobs is None else self.logprobs[:limit],
+            reward_score=session.total_reward,
+            num_turns=self.chat_messages,
+            metrics={},
+            extra_fields=_fields(session, self.cut),
+        )
+
+
+class _EpisodeLoop:
+    """The methods of :class:`BudgetAgentLoop`, mixed into verl's ``AgentLoopBase`` when verl is imported."""
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
+        config, episode = row_episode(kwargs.get("extra_info") or {})
+        pool = shared_pool(config)
+        session = pool.acquire()
+        try:
+            return await self._play(session, episode, sampling_params, kwargs)
+        finally:
+            pool.release(session)
+
+    async def _play(
+        self, session: EpisodeSession, episode: dict[str, Any], sampling_params: dict[str, Any], row: Any
+    ) -> Any:
+        limit = int(self.rollout_config.response_length)
+        first = await self.loop.run_in_executor(None, lambda: session.reset(**episode))
+        messages: list[dict[str, Any]] | None = _first_messages(row.get("raw_prompt"), first)
+        runtime = await self.ct_build_initial_tokens(messages)
+        transcript = _Transcript(runtime, len(runtime), [] if sampling_params.get("logprobs", True) else None)
+        request_id = uuid4().hex
+        while messages is not None:
+            reply = await self._reply(transcript, request_id, sampling_params, limit)
+            if reply is None:
+                break
+            turn = await self.loop.run_in_executor(None, lambda reply=reply: session.step(reply))
+            if turn.done:
+                break
+            messages = await self._observe(transcript, messages, reply, turn.text, limit)
+        if transcript.cut:
+            _warn_cut(session, limit)
+        return transcript.output(session, limit)
+
+    async def _reply(
+        self, transcript: _Transcript, request_id: str, sampling_params: dict[str, Any], limit: int
+    ) -> str | None:
+        """Generate the model's next reply into ``transcript``; ``None`` when it was cut by length (not played)."""
+        output = await self.server_manager.generate(
+            request_id=request_id, prompt_ids=transcript.runtime, sampling_params=sampling_params
+        )
+        if not output.log_probs and output.token_ids:
+            transcript.logprobs = None  # the server gave none: carry none rather than made-up values
+        merged, transcript.mask, transcript.logprobs = await self.ct_merge_assistant_token(
+            transcript.runtime,
+            output.token_ids,
+            transcript.mask,
+            transcript.logprobs,
+            assistant_logprobs=None if transcript.logprobs is None else output.log_probs or [],
+        )
+        transcript.runtime, transcript.chat_messages = merged.token_ids, transcript.chat_messages + 1
+        transcript.cut = len(transcript.mask) > limit
+        return None if transcript.cut else self.tokenizer.decode(output.token_ids, skip_special_tokens=True)
+
+    async def _observe(
+        self, transcript: _Transcript, messages: list[dict[str, Any]], reply: str, observation: str, limit: int
+    ) -> list[dict[str, Any]] | None:
+        """Append the reply and the env's ``observation`` as chat messages; ``None`` when no room is left."""
+        previous = [*messages, {"role": "assistant", "content": reply}]
+        messages = [*previous, {"role": "user", "content": observation}]
+        merged, mask, logprobs = await self.ct_merge_context_msg(
+            previous, messages, transcript.runtime, transcript.mask, transcript.logprobs
+        )
+        transcript.cut = len(mask) >= limit  # no room for the observation and another reply
+        if transcript.cut:
+            return None
+        transcript.runtime, transcript.mask, transcript.logprobs = merged.token_ids, mask, logprobs
+        transcript.chat_messages += 1
+        return messages
+
+
 @functools.cache
 def _classes() -> SimpleNamespace:
     agent_loop = _verl()
 
-    class BudgetAgentLoop(agent_loop.AgentLoopBase):
+    class BudgetAgentLoop(_EpisodeLoop, agent_loop.AgentLoopBase):
         """One agentgym-budget episode per row (see the module docstring)."""
-
-        async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
-            config, episode = row_episode(kwargs.get("extra_info") or {})
-            pool = shared_pool(config)
-            session = pool.acquire()
-            try:
-                return await self._play(session, episode, sampling_params, kwargs)
-            finally:
-                pool.release(session)
-
-        async def _play(
-            self, session: EpisodeSession, episode: dict[str, Any], sampling_params: dict[str, Any], row: Any
-        ) -> Any:
-            limit = int(self.rollout_config.response_length)
-            first = await self.loop.run_in_executor(None, lambda: session.reset(**episode))
-            messages = _first_messages(row.get("raw_prompt"), first)
-            runtime = await self.ct_build_initial_tokens(messages)
-            prompt_length = len(runtime)
-            mask: list[int] = []
-            logprobs: list[float] | None = [] if sampling_params.get("logprobs", True) else None
-            request_id, chat_messages, cut = uuid4().hex, 1, False
-            while True:
-                output = await self.server_manager.generate(
-                    request_id=request_id, prompt_ids=runtime, sampling_params=sampling_params
-                )
-                if not output.log_probs and output.token_ids:
-                    logprobs = None  # the server gave none: carry none rather than made-up values
-                merged, mask, logprobs = await self.ct_merge_assistant_token(
-                    runtime,
-                    output.token_ids,
-                    mask,
-                    logprobs,
-                    assistant_logprobs=None if logprobs is None else output.log_probs or [],
-                )
-                runtime, chat_messages = merged.token_ids, chat_messages + 1
-                cut = len(mask) > limit  # the reply itself was cut: it is not played
-                if cut:
-                    break
-                reply = self.tokenizer.decode(output.token_ids, skip_special_tokens=True)
-                turn = await self.loop.run_in_executor(None, lambda reply=reply: session.step(reply))
-                if turn.done:
-                    break
-                previous = [*messages, {"role": "assistant", "content": reply}]
-                messages = [*previous, {"role": "user", "content": turn.text}]
-                merged, new_mask, new_logprobs = await self.ct_merge_context_msg(
-                    previous, messages, runtime, mask, logprobs
-                )
-                cut = len(new_mask) >= limit  # no room for the observation and another reply
-                if cut:
-                    break
-                runtime, mask, logprobs, chat_messages = merged.token_ids, new_mask, new_logprobs, chat_messages + 1
-            if cut:
-                _warn_cut(session, limit)
-            response = runtime[prompt_length:]
-            return agent_loop.AgentLoopOutput(
-                prompt_ids=runtime[:prompt_length],
-                response_ids=response[:limit],
-                response_mask=mask[:limit],
-                response_logprobs=None if logprobs is None else logprobs[:limit],
-                reward_score=session.total_reward,
-                num_turns=chat_messages,
-                metrics={},
-                extra_fields=_fields(session, cut),
-            )
 
     BudgetAgentLoop.__module__ = __name__
     BudgetAgentLoop.__qualname__ = "BudgetAgentLoop"
