@@ -105,7 +105,8 @@ def plot(series: dict[str, list[float]], path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The command line's arguments, with the smoke run's sizes applied under ``--smoke``."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=1000, help="tasks in the large pool")
     parser.add_argument("--small", type=int, default=10, help="tasks in the small pool")
@@ -118,28 +119,36 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.tasks, args.small, args.draws, args.old_misses = 12, 4, 24, 1
-    recording = _harness.start("alfworld_reset_cache", args.smoke)
-    if args.cache_mb is not None:
-        pddl_env.GAME_CACHE.capacity = int(args.cache_mb * 2**20)
+    return args
 
-    small_env, large_env = ALFWorldEnv(split="train"), ALFWorldEnv(split="train")
-    large = random.Random(args.seed).sample(large_env.task_ids, args.tasks)
-    small = random.Random(args.seed + 1).sample(small_env.task_ids, args.small)
-    rng = random.Random(args.seed + 2)
-    if args.prepare_only:
-        for task in tqdm(small + large, desc="games on disk (missing ones are generated, not timed)"):
-            pddl_env.load_game(small_env._game_path(task))  # the game and its parsed form exist on disk
-            pddl_env.GAME_CACHE.clear()
-        return
+
+def store_games(env: ALFWorldEnv, tasks: list[str]) -> None:
+    """Make sure every task's game and its parsed form exist on disk (missing ones are generated)."""
+    for task in tqdm(tasks, desc="games on disk (missing ones are generated, not timed)"):
+        pddl_env.load_game(env._game_path(task))
+        pddl_env.GAME_CACHE.clear()
+
+
+def prepare_in_child() -> float:
+    """Run this script with ``--prepare-only`` in a child process; the seconds it took."""
     start = time.perf_counter()
     subprocess.run([sys.executable, __file__, *sys.argv[1:], "--prepare-only"], check=True)
-    prepare_s = time.perf_counter() - start
-    rss = {"start": rss_mb()}
+    return time.perf_counter() - start
 
-    for index, task in enumerate(small):  # warm-up: the small pool in memory
-        small_env.reset(seed=index, options={"task": task})
-    rss["after_small_warmup"] = rss_mb()
 
+def time_resets(
+    small_env: ALFWorldEnv,
+    large_env: ALFWorldEnv,
+    small: list[str],
+    large: list[str],
+    rng: random.Random,
+    draws: int,
+    rss: dict[str, float],
+) -> tuple[list[float], list[float], list[float], list[str]]:
+    """Small-pool, large-pool first-visit and steady-state reset times, interleaved, and the order of first visits.
+
+    The resident memory every 250 resets of the large pool is added to ``rss``.
+    """
     small_times, first_times, steady_times = [], [], []
     order = list(large)
     rng.shuffle(order)
@@ -148,15 +157,26 @@ def main() -> None:
         small_times.append(timed_reset(small_env, rng.choice(small), index))
         if (index + 1) % 250 == 0:
             rss[f"after_{index + 1}_first_visits"] = rss_mb()
-    for index in tqdm(range(args.draws), desc="steady state"):
+    for index in tqdm(range(draws), desc="steady state"):
         steady_times.append(timed_reset(large_env, rng.choice(large), index))
         small_times.append(timed_reset(small_env, rng.choice(small), index))
         if (index + 1) % 250 == 0:
             rss[f"after_{index + 1}_steady_draws"] = rss_mb()
-    old = old_miss([large_env._game_path(task) for task in order[: args.old_misses]])
+    return small_times, first_times, steady_times, order
 
+
+def summarize(
+    args: argparse.Namespace,
+    small_times: list[float],
+    first_times: list[float],
+    steady_times: list[float],
+    old: list[float],
+    rss: dict[str, float],
+    prepare_s: float,
+) -> dict:
+    """The result written to the results: reset summaries, ratios, memory and the game cache."""
     base = statistics.median(small_times)
-    result = {
+    return {
         "tasks": {"small": args.small, "large": args.tasks, "steady_draws": args.draws},
         "small_pool": summary(small_times),
         "large_pool_first_visits": summary(first_times),
@@ -174,6 +194,34 @@ def main() -> None:
         },
         "prepare_s_not_timed": round(prepare_s, 1),
     }
+
+
+def main() -> None:
+    args = parse_args()
+    recording = _harness.start("alfworld_reset_cache", args.smoke)
+    if args.cache_mb is not None:
+        pddl_env.GAME_CACHE.capacity = int(args.cache_mb * 2**20)
+
+    small_env, large_env = ALFWorldEnv(split="train"), ALFWorldEnv(split="train")
+    large = random.Random(args.seed).sample(large_env.task_ids, args.tasks)
+    small = random.Random(args.seed + 1).sample(small_env.task_ids, args.small)
+    rng = random.Random(args.seed + 2)
+    if args.prepare_only:
+        store_games(small_env, small + large)
+        return
+    prepare_s = prepare_in_child()
+    rss = {"start": rss_mb()}
+
+    for index, task in enumerate(small):  # warm-up: the small pool in memory
+        small_env.reset(seed=index, options={"task": task})
+    rss["after_small_warmup"] = rss_mb()
+
+    small_times, first_times, steady_times, order = time_resets(
+        small_env, large_env, small, large, rng, args.draws, rss
+    )
+    old = old_miss([large_env._game_path(task) for task in order[: args.old_misses]])
+
+    result = summarize(args, small_times, first_times, steady_times, old, rss, prepare_s)
     print(json.dumps(result, indent=2))
     recording.finish(result)
     series = {

@@ -165,7 +165,8 @@ def readme_rows(summary: dict) -> list[list[str]]:
     ]
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The command line's arguments, with the smoke run's sizes applied under ``--smoke``."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games-per-type", type=int, default=2)
     parser.add_argument("--steps", type=int, default=40)
@@ -173,11 +174,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.games_per_type, args.steps = 1, 3
-    recording = _harness.start("alfworld_speed", args.smoke)
-    env = ALFWorldEnv(num_games=args.games_per_type)
-    task_ids = list(env.task_ids)
-    paths = [env._game_path(task) for task in task_ids]
-    env.close()
+    return args
+
+
+def measure_games(task_ids: list[str], paths: list[str], args: argparse.Namespace) -> list[dict]:
+    """:func:`measure_game` on every game, beside one ``ALFWorld-v0`` env with its default infos; printed."""
     games = []
     default_env = ALFWorldEnv(num_games=args.games_per_type)
     for index, (task, path) in enumerate(zip(task_ids, paths, strict=True)):
@@ -190,14 +191,19 @@ def main() -> None:
             f"x{game['stock_step_ms'] / game['ours_step_ms']:.0f}",
             flush=True,
         )
+    default_env.close()
+    return games
+
+
+def summarize(games: list[dict], task_ids: list[str], steps: int, load_before: float) -> dict:
+    """Medians and ratios over the steps of every game, and the ``gym.make`` stack's median step (measured here)."""
     stock_all = [ms for game in games for ms in game["all_stock_steps_ms"]]
     ours_all = [ms for game in games for ms in game["all_our_steps_ms"]]
     stock_cpu_all = [ms for game in games for ms in game["all_stock_steps_cpu_ms"]]
     ours_cpu_all = [ms for game in games for ms in game["all_our_steps_cpu_ms"]]
     env_all = [ms for game in games for ms in game["all_env_steps_ms"]]
     env_cpu_all = [ms for game in games for ms in game["all_env_steps_cpu_ms"]]
-    default_env.close()
-    summary = {
+    return {
         "games": len(games),
         "steps_compared_identical": len(ours_all),
         "median_step_ms_stock": statistics.median(stock_all),
@@ -211,19 +217,30 @@ def main() -> None:
         "env_step_ratio": statistics.median(stock_all) / statistics.median(env_all),
         "env_step_ratio_cpu": statistics.median(stock_cpu_all) / statistics.median(env_cpu_all),
         "target_env_ratio_cpu": 80,
-        "load_average": [recording.load_before[0], os.getloadavg()[0]],
+        "load_average": [load_before, os.getloadavg()[0]],
         "cores": os.cpu_count(),
         "median_per_game_ratio": statistics.median(g["stock_step_ms"] / g["ours_step_ms"] for g in games),
         "min_per_game_ratio": min(g["stock_step_ms"] / g["ours_step_ms"] for g in games),
         "median_reset_ms_stock": statistics.median(g["stock_reset_ms"] for g in games),
         "median_reset_ms_ours": statistics.median(g["ours_reset_ms"] for g in games),
-        "median_gym_stack_step_ms": measure_gym_stack(task_ids, args.steps),
+        "median_gym_stack_step_ms": measure_gym_stack(task_ids, steps),
         "median_game_size": {
             kind: statistics.median(g["size"][kind] for g in games) for kind in ("receptacle", "object", "location")
         },
         "target_ratio": 5,
         "task_types": list(TASK_TYPES),
     }
+
+
+def main() -> None:
+    args = parse_args()
+    recording = _harness.start("alfworld_speed", args.smoke)
+    env = ALFWorldEnv(num_games=args.games_per_type)
+    task_ids = list(env.task_ids)
+    paths = [env._game_path(task) for task in task_ids]
+    env.close()
+    games = measure_games(task_ids, paths, args)
+    summary = summarize(games, task_ids, args.steps, recording.load_before[0])
     for game in games:
         for key in [key for key in game if key.startswith("all_")]:
             del game[key]

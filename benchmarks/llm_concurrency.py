@@ -209,7 +209,8 @@ def play_round(ref: EnvRef, port: int, levels: list[int], all_tasks: list[str], 
     return rows
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The command line's arguments, with the smoke run's sizes applied under ``--smoke``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", default="1,8,64")
     parser.add_argument("--latency", type=float, default=0.05)
@@ -220,44 +221,43 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.concurrency, args.n, args.budget, args.rounds = "1,4", 2, 5, 1
-    recording = _harness.start("llm_concurrency", args.smoke)
-    levels = sorted(int(c) for c in args.concurrency.split(","))
-    ref = EnvRef.parse(*ENV)
-    all_tasks = list(ref.task_ids()[: max(1, max(levels) // 2)])
-    print(f"preparing {len(all_tasks)} tasks of {ref.label} ...", flush=True)
-    prepare(ref, all_tasks)
+    return args
 
+
+def start_fake_server(latency: float) -> tuple[multiprocessing.process.BaseProcess, int]:
+    """The fake OpenAI-compatible server started in its own process, and the port it listens on."""
     context = multiprocessing.get_context("spawn")
     here, there = context.Pipe()
-    server = context.Process(target=_server_main, args=(args.latency, there), daemon=True)
+    server = context.Process(target=_server_main, args=(latency, there), daemon=True)
     server.start()
-    port = here.recv()
+    return server, here.recv()
+
+
+def play_rounds(ref: EnvRef, port: int, levels: list[int], all_tasks: list[str], args: Any) -> list[list[dict]]:
+    """An untimed warm-up run at the largest concurrency, then the rows of every round (ratios printed)."""
     rounds = []
-    try:
-        with tempfile.TemporaryDirectory() as scratch:
-            largest = all_tasks[: max(1, levels[-1] // 2)]
-            run(ref, port, levels[-1], largest, 2, 2, Path(scratch) / "warm-up")
-            for index in range(args.rounds):
-                rounds.append(play_round(ref, port, levels, all_tasks, args, Path(scratch) / f"round{index}"))
-                print(f"round {index + 1}/{args.rounds}: ratios " + ", ".join(f"{r['ratio']:.1%}" for r in rounds[-1]))
-        stats = server_stats(port)
-    finally:
-        server.terminate()
-        server.join()
+    with tempfile.TemporaryDirectory() as scratch:
+        largest = all_tasks[: max(1, levels[-1] // 2)]
+        run(ref, port, levels[-1], largest, 2, 2, Path(scratch) / "warm-up")
+        for index in range(args.rounds):
+            rounds.append(play_round(ref, port, levels, all_tasks, args, Path(scratch) / f"round{index}"))
+            print(f"round {index + 1}/{args.rounds}: ratios " + ", ".join(f"{r['ratio']:.1%}" for r in rounds[-1]))
+    return rounds
+
+
+def records_identical(rounds: list[list[dict]], reference_position: int) -> bool:
+    """Whether every row's records equal those of the first round's row at ``reference_position`` (shared tasks)."""
     every_row = [row for rows in rounds for row in rows]
-    reference = stable(rounds[0][len(levels) - 1]["records"])
-    identical = all(all(reference[key] == value for key, value in stable(row["records"]).items()) for row in every_row)
+    reference = stable(rounds[0][reference_position]["records"])
+    return all(all(reference[key] == value for key, value in stable(row["records"]).items()) for row in every_row)
+
+
+def table_of_medians(rounds: list[list[dict]]) -> list[dict]:
+    """Each row's medians over the rounds, printed as a table under its header."""
 
     def median(position: int, key: str) -> float:
         return statistics.median(rows[position][key] for rows in rounds)
 
-    print(
-        f"\n{ref.label}, 1 worker, latency {args.latency * 1000:.0f} ms, n={args.n}, T={args.budget}, "
-        f"server: {stats['requests']} requests on {stats['connections']} connections (keep-alive); "
-        f"medians of {args.rounds} rounds"
-    )
-    rate = statistics.median(rows[0]["env_rate"] for rows in rounds)
-    print(f"worker's CPU-bound env step rate (replay, same rounds): {rate:.1f} steps/s\n")
     print(
         f"{'concurrency':>20} {'steps/s':>9} {'ideal':>8} {'min(ideal,env)':>15} {'ratio':>7} "
         f"{'ratios of the rounds':>22} {'CPU ms/step':>12} {'CPU ratio':>10}"
@@ -279,10 +279,23 @@ def main() -> None:
             f"{entry['ratio']:>7.1%} {' / '.join(f'{r:.0%}' for r in entry['round_ratios']):>22} "
             f"{entry['cpu_ms_per_step']:>12.2f} {entry['cpu_ratio']:>10.1%}"
         )
+    return table
+
+
+def summarize(ref: EnvRef, args: Any, stats: dict[str, int], rounds: list[list[dict]], identical: bool) -> dict:
+    """Print the run's conditions, the env rate and the table of medians; the summary written to the results."""
+    print(
+        f"\n{ref.label}, 1 worker, latency {args.latency * 1000:.0f} ms, n={args.n}, T={args.budget}, "
+        f"server: {stats['requests']} requests on {stats['connections']} connections (keep-alive); "
+        f"medians of {args.rounds} rounds"
+    )
+    rate = statistics.median(rows[0]["env_rate"] for rows in rounds)
+    print(f"worker's CPU-bound env step rate (replay, same rounds): {rate:.1f} steps/s\n")
+    table = table_of_medians(rounds)
     print(
         f"\nrecords identical across concurrencies and rounds (shared tasks, timing aside): {'yes' if identical else 'NO'}"
     )
-    summary = {
+    return {
         "env": ref.label,
         "latency_s": args.latency,
         "samples": args.n,
@@ -293,7 +306,26 @@ def main() -> None:
         "records_identical": identical,
         "rows": table,
     }
-    recording.finish(summary)
+
+
+def main() -> None:
+    args = parse_args()
+    recording = _harness.start("llm_concurrency", args.smoke)
+    levels = sorted(int(c) for c in args.concurrency.split(","))
+    ref = EnvRef.parse(*ENV)
+    all_tasks = list(ref.task_ids()[: max(1, max(levels) // 2)])
+    print(f"preparing {len(all_tasks)} tasks of {ref.label} ...", flush=True)
+    prepare(ref, all_tasks)
+
+    server, port = start_fake_server(args.latency)
+    try:
+        rounds = play_rounds(ref, port, levels, all_tasks, args)
+        stats = server_stats(port)
+    finally:
+        server.terminate()
+        server.join()
+    identical = records_identical(rounds, len(levels) - 1)
+    recording.finish(summarize(ref, args, stats, rounds, identical))
 
 
 if __name__ == "__main__":

@@ -75,7 +75,8 @@ def play(env: object, seed: int, plans: dict[int, list[str]]) -> list[float]:
     return times
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The command line's arguments, with the smoke run's sizes applied under ``--smoke``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--env", default="TextWorld-CoinCollector-v0")
     parser.add_argument("--env-args", default="level=10")
@@ -85,6 +86,67 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.episodes, args.sessions = 2, "1,2"
+    return args
+
+
+def compare_steps(
+    args: argparse.Namespace, local: EpisodeSession, url: str, seeds: range, plans: dict[int, list[str]]
+) -> tuple[float, float]:
+    """Median step in-process and over the server's WebSocket, episodes alternating between them; printed."""
+    remote = RemoteSession(url)
+    for seed in seeds:  # warm both: engines loaded
+        play(local, seed, plans), play(remote, seed, plans)
+    local_times: list[float] = []
+    remote_times: list[float] = []
+    for episode in range(args.episodes):
+        first, second = (local_times, local), (remote_times, remote)
+        for times, env in (first, second) if episode % 2 == 0 else (second, first):
+            times += play(env, seeds[episode % len(seeds)], plans)
+    remote.close()
+    local_median, remote_median = statistics.median(local_times), statistics.median(remote_times)
+    print(f"{args.env}({args.env_args}): {len(local_times)} steps each, median step")
+    print(f"  in-process {local_median * 1e3:.2f} ms   OpenEnv WebSocket {remote_median * 1e3:.2f} ms")
+    print(f"  ratio {remote_median / local_median:.2f} (target <= 2)")
+    return local_median, remote_median
+
+
+def measure_sessions(url: str, k: int, seeds: range, plans: dict[int, list[str]], server_pid: int) -> dict:
+    """``k`` client sessions playing at once: steps/s, median step and the server's memory; printed."""
+    barrier = threading.Barrier(k)
+    per_session: list[list[float]] = [[] for _ in range(k)]
+    spans: list[tuple[float, float]] = []
+
+    def client(index: int) -> None:
+        with RemoteSession(url) as env:
+            play(env, seeds[index % len(seeds)], plans)
+            barrier.wait()
+            began = time.perf_counter()
+            for episode in range(4):
+                per_session[index] += play(env, seeds[(index + episode) % len(seeds)], plans)
+            spans.append((began, time.perf_counter()))
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(k)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = max(end for _, end in spans) - min(begin for begin, _ in spans)
+    steps = [t for times in per_session for t in times]
+    row = {
+        "sessions": k,
+        "steps_per_s": len(steps) / wall,
+        "median_step_ms": statistics.median(steps) * 1e3,
+        "server_rss_mb": rss_mb(server_pid),
+    }
+    print(
+        f"  {k:2d} sessions: {row['steps_per_s']:7.1f} steps/s, median step {row['median_step_ms']:.2f} ms, "
+        f"server RSS {row['server_rss_mb']:.0f} MB"
+    )
+    return row
+
+
+def main() -> None:
+    args = parse_args()
     recording = _harness.start("openenv_latency", args.smoke)
     counts = [int(k) for k in args.sessions.split(",")]
     config = SessionConfig(args.env, env_kwargs=args.env_args, max_turns=100)
@@ -93,59 +155,8 @@ def main() -> None:
     local = EpisodeSession(config)
     process, url = start_server(args, max(counts))
     try:
-        remote = RemoteSession(url)
-        for seed in seeds:  # warm both: engines loaded
-            play(local, seed, plans), play(remote, seed, plans)
-        local_times: list[float] = []
-        remote_times: list[float] = []
-        for episode in range(args.episodes):
-            first, second = (local_times, local), (remote_times, remote)
-            for times, env in (first, second) if episode % 2 == 0 else (second, first):
-                times += play(env, seeds[episode % len(seeds)], plans)
-        remote.close()
-        local_median, remote_median = statistics.median(local_times), statistics.median(remote_times)
-        print(f"{args.env}({args.env_args}): {len(local_times)} steps each, median step")
-        print(f"  in-process {local_median * 1e3:.2f} ms   OpenEnv WebSocket {remote_median * 1e3:.2f} ms")
-        print(f"  ratio {remote_median / local_median:.2f} (target <= 2)")
-
-        concurrency = []
-        for k in counts:
-            barrier = threading.Barrier(k)
-            per_session: list[list[float]] = [[] for _ in range(k)]
-            spans: list[tuple[float, float]] = []
-
-            def client(
-                index: int,
-                times: list[list[float]] = per_session,
-                start: threading.Barrier = barrier,
-                done: list[tuple[float, float]] = spans,
-            ) -> None:
-                with RemoteSession(url) as env:
-                    play(env, seeds[index % len(seeds)], plans)
-                    start.wait()
-                    began = time.perf_counter()
-                    for episode in range(4):
-                        times[index] += play(env, seeds[(index + episode) % len(seeds)], plans)
-                    done.append((began, time.perf_counter()))
-
-            threads = [threading.Thread(target=client, args=(i,)) for i in range(k)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            wall = max(end for _, end in spans) - min(begin for begin, _ in spans)
-            steps = [t for times in per_session for t in times]
-            row = {
-                "sessions": k,
-                "steps_per_s": len(steps) / wall,
-                "median_step_ms": statistics.median(steps) * 1e3,
-                "server_rss_mb": rss_mb(process.pid),
-            }
-            concurrency.append(row)
-            print(
-                f"  {k:2d} sessions: {row['steps_per_s']:7.1f} steps/s, median step {row['median_step_ms']:.2f} ms, "
-                f"server RSS {row['server_rss_mb']:.0f} MB"
-            )
+        local_median, remote_median = compare_steps(args, local, url, seeds, plans)
+        concurrency = [measure_sessions(url, k, seeds, plans, process.pid) for k in counts]
     finally:
         process.terminate()
         process.wait(timeout=60)

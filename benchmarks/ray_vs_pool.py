@@ -71,7 +71,8 @@ def _stable(directory: Path) -> list[str]:
     return [json.dumps(r, sort_keys=True) for r in sorted(records, key=lambda r: repr(episode_key(r)))]
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The command line's arguments, with the smoke run's sizes applied under ``--smoke``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--n", type=int, default=4)
@@ -84,6 +85,91 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.tasks, args.n, args.budgets, args.workers, args.rounds, args.records = 2, 1, "5", 1, 1, 200
+    return args
+
+
+def start_ray_cluster(workers: int) -> float:
+    """Start a local Ray cluster of ``workers`` CPUs, print and return the seconds its start took."""
+    import ray
+
+    began = time.perf_counter()
+    ray.init(
+        address="local",
+        num_cpus=workers,
+        include_dashboard=False,
+        logging_level="WARNING",
+        _temp_dir=tempfile.mkdtemp(prefix="ray-"),  # its own: /tmp/ray may belong to another user
+    )
+    cluster_start = time.perf_counter() - began
+    print(f"local Ray cluster ({workers} CPUs) started in {cluster_start:.1f} s")
+    return cluster_start
+
+
+def measure_delivery(records: int, workers: int, rounds: int) -> dict[str, list[float]]:
+    """Records per second each executor delivers to the driver, per round; the medians printed."""
+    delivery: dict[str, list[float]] = {"local": [], "ray": []}
+    for _ in range(rounds):
+        for name, backend in (("local", None), ("ray", RayBackend())):
+            delivery[name].append(_records_per_second(records, workers, backend))
+    print(
+        "executors alone (records of ~1 KB delivered to the driver, jobs that do nothing else): "
+        + ", ".join(f"{name} {statistics.median(values):,.0f} records/s" for name, values in delivery.items())
+    )
+    return delivery
+
+
+def play_rounds(config: PassKTConfig, episodes: int, rounds: int, root: Path) -> dict[str, list[float]]:
+    """Seconds of each backend's run of the whole grid, rounds alternating local and ray."""
+    runs: dict[str, list[float]] = {"local": [], "ray": []}
+    for round_ in range(rounds):
+        for name, backend in (("local", None), ("ray", RayBackend())):
+            out = root / f"{name}-{round_}"
+            began = time.perf_counter()
+            result = run_passkt(config, out, progress=False, plots=False, backend=backend)
+            seconds = time.perf_counter() - began
+            assert result.played == episodes, (result.played, episodes)
+            runs[name].append(seconds)
+            print(f"round {round_ + 1} {name:5s}: {seconds:6.1f} s, {episodes / seconds:6.1f} episodes/s")
+    return runs
+
+
+def summarize(
+    args: argparse.Namespace,
+    budgets: tuple[int, ...],
+    episodes: int,
+    cluster_start: float,
+    runs: dict[str, list[float]],
+    delivery: dict[str, list[float]],
+    identical: bool,
+) -> dict:
+    """Print the medians and ratios of both backends; the report written to the results."""
+    local, on_ray = statistics.median(runs["local"]), statistics.median(runs["ray"])
+    ratio = local / on_ray
+    ratio_with_start = local / (on_ray + cluster_start)
+    load = os.getloadavg()[0]
+    print(
+        f"\nmedian: local {episodes / local:.1f} episodes/s, ray {episodes / on_ray:.1f} episodes/s; "
+        f"throughput ratio ray/local {ratio:.2f} ({ratio_with_start:.2f} counting the cluster's start); "
+        f"same records: {identical}; load average {load:.1f}"
+    )
+    return {
+        "grid": {"env": ENV.label, "agents": list(AGENTS), "tasks": args.tasks, "budgets": list(budgets), "n": args.n},
+        "episodes": episodes,
+        "workers": args.workers,
+        "worker_niceness": args.worker_niceness,
+        "cluster_start_s": round(cluster_start, 2),
+        "seconds": {name: [round(s, 2) for s in values] for name, values in runs.items()},
+        "episodes_per_s": {"local": round(episodes / local, 2), "ray": round(episodes / on_ray, 2)},
+        "ratio_ray_over_local": round(ratio, 3),
+        "ratio_with_cluster_start": round(ratio_with_start, 3),
+        "identical_records": identical,
+        "executor_records_per_s": {name: round(statistics.median(values)) for name, values in delivery.items()},
+        "load_average": round(load, 2),
+    }
+
+
+def main() -> None:
+    args = parse_args()
     recording = _harness.start("ray_vs_pool", args.smoke)
     if args.worker_niceness is not None:
         os.environ["RAY_worker_niceness"] = str(args.worker_niceness)  # noqa: SIM112  (Ray reads this exact name)
@@ -101,62 +187,14 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="ray_vs_pool-"))
     run_passkt(warm, root / "warm", progress=False, plots=False)  # games generated and cached before timing
-    began = time.perf_counter()
-    ray.init(
-        address="local",
-        num_cpus=args.workers,
-        include_dashboard=False,
-        logging_level="WARNING",
-        _temp_dir=tempfile.mkdtemp(prefix="ray-"),  # its own: /tmp/ray may belong to another user
-    )
-    cluster_start = time.perf_counter() - began
-    print(f"local Ray cluster ({args.workers} CPUs) started in {cluster_start:.1f} s")
-    runs: dict[str, list[float]] = {"local": [], "ray": []}
-    delivery: dict[str, list[float]] = {"local": [], "ray": []}
+    cluster_start = start_ray_cluster(args.workers)
     try:
-        for _ in range(args.rounds):
-            for name, backend in (("local", None), ("ray", RayBackend())):
-                delivery[name].append(_records_per_second(args.records, args.workers, backend))
-        print(
-            "executors alone (records of ~1 KB delivered to the driver, jobs that do nothing else): "
-            + ", ".join(f"{name} {statistics.median(values):,.0f} records/s" for name, values in delivery.items())
-        )
-        for round_ in range(args.rounds):
-            for name, backend in (("local", None), ("ray", RayBackend())):
-                out = root / f"{name}-{round_}"
-                began = time.perf_counter()
-                result = run_passkt(config, out, progress=False, plots=False, backend=backend)
-                seconds = time.perf_counter() - began
-                assert result.played == episodes, (result.played, episodes)
-                runs[name].append(seconds)
-                print(f"round {round_ + 1} {name:5s}: {seconds:6.1f} s, {episodes / seconds:6.1f} episodes/s")
+        delivery = measure_delivery(args.records, args.workers, args.rounds)
+        runs = play_rounds(config, episodes, args.rounds, root)
     finally:
         ray.shutdown()
     identical = all(_stable(root / f"ray-{r}") == _stable(root / "local-0") for r in range(args.rounds))
-    local, on_ray = statistics.median(runs["local"]), statistics.median(runs["ray"])
-    ratio = local / on_ray
-    ratio_with_start = local / (on_ray + cluster_start)
-    load = os.getloadavg()[0]
-    print(
-        f"\nmedian: local {episodes / local:.1f} episodes/s, ray {episodes / on_ray:.1f} episodes/s; "
-        f"throughput ratio ray/local {ratio:.2f} ({ratio_with_start:.2f} counting the cluster's start); "
-        f"same records: {identical}; load average {load:.1f}"
-    )
-    report = {
-        "grid": {"env": ENV.label, "agents": list(AGENTS), "tasks": args.tasks, "budgets": list(budgets), "n": args.n},
-        "episodes": episodes,
-        "workers": args.workers,
-        "worker_niceness": args.worker_niceness,
-        "cluster_start_s": round(cluster_start, 2),
-        "seconds": {name: [round(s, 2) for s in values] for name, values in runs.items()},
-        "episodes_per_s": {"local": round(episodes / local, 2), "ray": round(episodes / on_ray, 2)},
-        "ratio_ray_over_local": round(ratio, 3),
-        "ratio_with_cluster_start": round(ratio_with_start, 3),
-        "identical_records": identical,
-        "executor_records_per_s": {name: round(statistics.median(values)) for name, values in delivery.items()},
-        "load_average": round(load, 2),
-    }
-    recording.finish(report)
+    recording.finish(summarize(args, budgets, episodes, cluster_start, runs, delivery, identical))
 
 
 if __name__ == "__main__":

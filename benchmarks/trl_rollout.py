@@ -19,6 +19,7 @@ import collections
 import functools
 import os
 import time
+from typing import Any
 
 import _harness
 
@@ -66,7 +67,8 @@ def record_episodes(environments, **kwargs):
     return [0.0] * len(environments)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The command line's arguments, with the smoke run's sizes applied under ``--smoke``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--env", default="TextWorld-CoinCollector-v0")
     parser.add_argument("--env-args", default="level=5")
@@ -82,16 +84,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.budgets, args.steps, args.batch, args.generations = "2", 1, 4, 2
-    recording = _harness.start("trl_rollout", args.smoke)
-    torch.set_num_threads(args.threads)
-    budgets = tuple(int(b) for b in args.budgets.split(","))
-    config = SessionConfig(args.env, env_kwargs=args.env_args, budgets=budgets)
+    return args
 
-    began = time.perf_counter()
-    model, tokenizer, _ = warm_tiny_lm(config, seeds=range(4), steps=120)
-    warm = time.perf_counter() - began
-    parameters = sum(p.numel() for p in model.parameters())
 
+def make_trainer(args: argparse.Namespace, config: SessionConfig, model: Any, tokenizer: Any) -> GRPOTrainer:
+    """The GRPO trainer on ``TimedToolEnv``, its dataset's games generated before any timing."""
     rows = dataset_rows(config, episodes=args.steps * args.batch // args.generations, seed=1000)
     warmer = BudgetToolEnv(config)
     for row in rows:  # games generated before timing: the figure is steady-state rollouts
@@ -102,7 +99,7 @@ def main() -> None:
         per_device_train_batch_size=args.batch,
         num_generations=args.generations,
         max_completion_length=args.completion_tokens,
-        max_tool_calling_iterations=max(budgets),
+        max_tool_calling_iterations=max(config.budgets),
         temperature=0.7,
         report_to=[],
         logging_steps=1,
@@ -111,7 +108,7 @@ def main() -> None:
         seed=0,
     )
     check_trainer_args(trainer_args, config)
-    trainer = GRPOTrainer(
+    return GRPOTrainer(
         model=model,
         processing_class=tokenizer,
         args=trainer_args,
@@ -119,12 +116,12 @@ def main() -> None:
         reward_funcs=[record_episodes],
         environment_factory=functools.partial(TimedToolEnv, config),
     )
-    ENV_SECONDS[0] = 0.0
-    start = time.perf_counter()
-    trainer.train()
-    wall = time.perf_counter() - start
 
-    turns = sum(r["turns"] for r in RECORDS)
+
+def print_summary(
+    args: argparse.Namespace, config: SessionConfig, parameters: int, warm: float, wall: float, turns: int
+) -> None:
+    """Print turns per second, the environment's share of the time and the rollouts by budget."""
     by_budget: dict[int, list[dict]] = collections.defaultdict(list)
     for record in RECORDS:
         by_budget[record["budget"]].append(record)
@@ -142,6 +139,28 @@ def main() -> None:
         print(
             f"  budget {budget}: {len(records)} rollouts, mean turns {mean_turns:.2f}, won {won}, truncated {truncated}"
         )
+
+
+def main() -> None:
+    args = parse_args()
+    recording = _harness.start("trl_rollout", args.smoke)
+    torch.set_num_threads(args.threads)
+    budgets = tuple(int(b) for b in args.budgets.split(","))
+    config = SessionConfig(args.env, env_kwargs=args.env_args, budgets=budgets)
+
+    began = time.perf_counter()
+    model, tokenizer, _ = warm_tiny_lm(config, seeds=range(4), steps=120)
+    warm = time.perf_counter() - began
+    parameters = sum(p.numel() for p in model.parameters())
+
+    trainer = make_trainer(args, config, model, tokenizer)
+    ENV_SECONDS[0] = 0.0
+    start = time.perf_counter()
+    trainer.train()
+    wall = time.perf_counter() - start
+
+    turns = sum(r["turns"] for r in RECORDS)
+    print_summary(args, config, parameters, warm, wall, turns)
     recording.finish(
         {
             "env": config.label,
