@@ -110,6 +110,53 @@ def stock_cycle(path: str) -> None:
     env.close()
 
 
+def measure_ours(tasks: list[str], cycles: int) -> dict:
+    """Resources through ``cycles`` create/close cycles of the env after a warm-up on every game."""
+    start = snapshot_of_resources()
+    for index in range(len(tasks)):  # warm-up: every game's caches (grammar, translation, plans)
+        our_cycle(index, tasks)
+    warm = snapshot_of_resources()
+    samples, began, unclosed = [], time.perf_counter(), 0
+    for index in range(cycles):
+        unclosed += resource_warnings(our_cycle, index, tasks)
+        if (index + 1) % 100 == 0:
+            samples.append({"cycle": index + 1, **snapshot_of_resources()})
+            print(json.dumps(samples[-1]), flush=True)
+    seconds = time.perf_counter() - began
+    end = snapshot_of_resources()
+    return {
+        "cycles": cycles,
+        "seconds_per_cycle": round(seconds / cycles, 4),
+        "at_start": start,
+        "after_warmup": warm,
+        "every_100_cycles": samples,
+        "at_end": end,
+        "rss_growth_after_warmup_mb": round(end["rss_mb"] - warm["rss_mb"], 1),
+        "unclosed_file_warnings": unclosed,
+        "max_rss_mb": max(sample["rss_mb"] for sample in samples) if samples else end["rss_mb"],
+    }
+
+
+def measure_stock(paths: list[str], cycles: int) -> dict:
+    """Resources added by ``cycles`` load/close cycles of the stock engine on ``paths`` in turn."""
+    before = snapshot_of_resources()
+    began, unclosed = time.perf_counter(), 0
+    for index in range(cycles):
+        unclosed += resource_warnings(stock_cycle, paths[index % len(paths)])
+    after = snapshot_of_resources()
+    return {
+        "cycles": cycles,
+        "seconds_per_cycle": round((time.perf_counter() - began) / max(1, cycles), 3),
+        "before": before,
+        "after": after,
+        "rss_growth_mb": round(after["rss_mb"] - before["rss_mb"], 1),
+        "rss_growth_per_cycle_mb": round((after["rss_mb"] - before["rss_mb"]) / max(1, cycles), 2),
+        "planner_copies_added": after["planner_library_copies_mapped"] - before["planner_library_copies_mapped"],
+        "game_files_left_open": after["open_game_files"] - before["open_game_files"],
+        "unclosed_file_warnings": unclosed,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cycles", type=int, default=1000)
@@ -124,46 +171,8 @@ def main() -> None:
     paths = [env._game_path(task) for task in tasks]
     env.close()
 
-    start = snapshot_of_resources()
-    for index in range(len(tasks)):  # warm-up: every game's caches (grammar, translation, plans)
-        our_cycle(index, tasks)
-    warm = snapshot_of_resources()
-    samples, began, unclosed = [], time.perf_counter(), 0
-    for index in range(args.cycles):
-        unclosed += resource_warnings(our_cycle, index, tasks)
-        if (index + 1) % 100 == 0:
-            samples.append({"cycle": index + 1, **snapshot_of_resources()})
-            print(json.dumps(samples[-1]), flush=True)
-    seconds = time.perf_counter() - began
-    end = snapshot_of_resources()
-    ours = {
-        "cycles": args.cycles,
-        "seconds_per_cycle": round(seconds / args.cycles, 4),
-        "at_start": start,
-        "after_warmup": warm,
-        "every_100_cycles": samples,
-        "at_end": end,
-        "rss_growth_after_warmup_mb": round(end["rss_mb"] - warm["rss_mb"], 1),
-        "unclosed_file_warnings": unclosed,
-        "max_rss_mb": max(sample["rss_mb"] for sample in samples) if samples else end["rss_mb"],
-    }
-
-    before = snapshot_of_resources()
-    began, unclosed = time.perf_counter(), 0
-    for index in range(args.stock_cycles):
-        unclosed += resource_warnings(stock_cycle, paths[index % len(paths)])
-    after = snapshot_of_resources()
-    stock = {
-        "cycles": args.stock_cycles,
-        "seconds_per_cycle": round((time.perf_counter() - began) / max(1, args.stock_cycles), 3),
-        "before": before,
-        "after": after,
-        "rss_growth_mb": round(after["rss_mb"] - before["rss_mb"], 1),
-        "rss_growth_per_cycle_mb": round((after["rss_mb"] - before["rss_mb"]) / max(1, args.stock_cycles), 2),
-        "planner_copies_added": after["planner_library_copies_mapped"] - before["planner_library_copies_mapped"],
-        "game_files_left_open": after["open_game_files"] - before["open_game_files"],
-        "unclosed_file_warnings": unclosed,
-    }
+    ours = measure_ours(tasks, args.cycles)
+    stock = measure_stock(paths, args.stock_cycles)
     result = {"ours": ours, "stock": stock}
     print(json.dumps({"ours": {k: v for k, v in ours.items() if k != "every_100_cycles"}, "stock": stock}, indent=2))
     recording.finish(result)
