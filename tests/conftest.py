@@ -1,6 +1,8 @@
-"""Shared fixtures: a TextWorld game file for the File env, generated once per session."""
+"""Shared fixtures, each built once per session: a TextWorld game file for the File env, a tiny ``hf:`` checkpoint."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -11,3 +13,11 @@ from agentgym_budget.tasks.textworld import games
 def coin_game_path() -> str:
     """A small generated TextWorld game (.z8 with its .json beside it)."""
     return str(games.generate_game(games.coin_collector_recipe(level=3), seed=0, split="train"))
+
+
+@pytest.fixture(scope="session")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``hf:`` agent tests' model directory: a random tiny Qwen2 (``tests/hf_support.py``; needs ``trl``)."""
+    from tests.hf_support import save_tiny_checkpoint
+
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("models") / "final")

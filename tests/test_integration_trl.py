@@ -83,7 +83,6 @@ def test_trainer_args_must_cover_the_largest_budget():
 def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
     torch = pytest.importorskip("torch")
     from datasets import Dataset
-    from trl import GRPOConfig
 
     from agentgym_budget.integrations.trl import grpo_trainer
     from agentgym_budget.train.tiny_lm import warm_tiny_lm
@@ -93,21 +92,7 @@ def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
     assert losses[-1] < losses[0] / 10  # it now writes well-formed tool calls
 
     rows = dataset_rows(COIN, episodes=4, seed=100)
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        max_steps=1,
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=192,
-        max_tool_calling_iterations=6,
-        learning_rate=1e-3,
-        temperature=0.7,
-        report_to=[],
-        logging_steps=1,
-        save_strategy="no",
-        use_cpu=True,
-        seed=0,
-    )
+    args = _one_grpo_step_args(tmp_path)
     before = [p.detach().clone() for p in model.parameters()]
     scored = []  # what TRL hands the reward functions: each completion beside the environment that played it
 
@@ -123,21 +108,52 @@ def test_one_grpo_step_with_a_tiny_local_model(tmp_path):
     assert result.global_step == 1 and math.isfinite(result.training_loss)
     logged = trainer.state.log_history[0]
     assert logged["tools/call_frequency"] > 0  # the model's tool calls were played as turns
-    records = [env.record for env in trainer.environments]
+    records = _check_episodes_and_rewards(trainer.environments, logged)
+    _check_each_completion_is_scored_with_its_episode(scored, records)
+    if logged["frac_reward_zero_std"] < 1:  # some group had different returns: GRPO moved the weights
+        assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def _one_grpo_step_args(output_dir):
+    """One GRPO step on CPU: 4 episodes, 2 generations each, as many tool calls as the largest budget allows."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(output_dir),
+        max_steps=1,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=192,
+        max_tool_calling_iterations=6,
+        learning_rate=1e-3,
+        temperature=0.7,
+        report_to=[],
+        logging_steps=1,
+        save_strategy="no",
+        use_cpu=True,
+        seed=0,
+    )
+
+
+def _check_episodes_and_rewards(environments, logged):
+    """The step's episodes kept their rows' seeds and budgets, and the logged reward is their mean return."""
+    records = [env.record for env in environments]
     assert len(records) == 4 and {r["seed"] for r in records} <= {100, 101, 102, 103}
-    for env, record in zip(trainer.environments, records, strict=True):
+    for env, record in zip(environments, records, strict=True):
         assert record["budget"] in (2, 6) and record["turns"] <= record["budget"]
         assert record["truncated"] == (record["turns"] == record["budget"] and not record["won"])
         assert env.get_reward() == record["return"]
     assert logged["rewards/BudgetToolEnv/mean"] == pytest.approx(sum(r["return"] for r in records) / 4, abs=1e-6)
-    # Each completion is scored with the episode its own tool calls played, turn for turn.
+    return records
+
+
+def _check_each_completion_is_scored_with_its_episode(scored, records):
+    """Each completion is scored with the episode its own tool calls played, turn for turn."""
     assert sorted(record["seed"] for _, (record, _) in scored) == sorted(record["seed"] for record in records)
     for completion, (record, reward) in scored:
         replies = [call["function"]["arguments"] for m in completion for call in m.get("tool_calls") or ()]
         commands = [_spelling(parse_action(r["command"] if isinstance(r, dict) else r).command) for r in replies]
         assert commands[: record["turns"]] == [_spelling(c) for c in record["commands"]] and reward == record["return"]
-    if logged["frac_reward_zero_std"] < 1:  # some group had different returns: GRPO moved the weights
-        assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
 
 
 def _spelling(command):

@@ -94,34 +94,55 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path, capfd)
     printed = capfd.readouterr()
     assert "it/s]" not in printed.out + printed.err  # no library's bar, in this process or its workers
 
-    assert set(study["training"]) == {"sft", "fixed", "budgetmix", "curriculum"}
+    steps_with_signal = _check_training(study, tmp_path)
+    _check_evaluation_on_test_tasks(study, tmp_path)
+    _check_timing(study, tmp_path)
+    _check_claims(study)
+    text = (tmp_path / "study.md").read_text()
+    _check_report(study, text, steps_with_signal)
+    _check_turns(study, tmp_path, text)
+
+
+STUDY_ARMS = ("sft", "fixed", "budgetmix", "curriculum")  # the arms small_study() trains
+
+
+def _check_training(study, study_dir):
+    """Every arm trained, each run where the study moves it; returns each RL arm's steps with a learning signal."""
+    assert set(study["training"]) == set(STUDY_ARMS)
     assert study["training"]["budgetmix"]["rl"]["episodes"] == 8
     assert set(study["training"]["budgetmix"]["rl"]["success_by_budget"]) <= {"2", "3"}
     signal = {name: study["training"][name]["rl"]["steps_with_signal"] for name in ("fixed", "budgetmix")}
     assert all(0 <= count <= study["training"][name]["rl"]["steps"] for name, count in signal.items()), signal
-    assert json.loads((tmp_path / "fixed" / "run.json").read_text())["init"] == "../sft/final"  # moves with the study
+    assert json.loads((study_dir / "fixed" / "run.json").read_text())["init"] == "../sft/final"  # moves with the study
+    assert json.loads((study_dir / "curriculum" / "run.json").read_text())["recipe"] == "curriculum"
+    return signal
+
+
+def _check_evaluation_on_test_tasks(study, study_dir):
+    """pass@1 of every arm at every budget, played as its final checkpoint on test tasks; probe and recovery ran."""
     rows = study["pass@1"]
     assert sorted((r["agent"], r["budget"]) for r in rows) == sorted(
-        (agent, budget) for agent in ("sft", "fixed", "budgetmix", "curriculum") for budget in (2, 3)
+        (agent, budget) for agent in STUDY_ARMS for budget in (2, 3)
     )
     for row in rows:
         assert row["tasks"] == 2 and row["low"] <= row["pass@1"] <= row["high"]
-    episodes = [json.loads(line) for line in (tmp_path / "passkt" / "episodes.jsonl").read_text().splitlines()]
-    assert {e["agent"] for e in episodes} == {
-        f"hf:{tmp_path / name / 'final'}" for name in ("sft", "fixed", "budgetmix", "curriculum")
-    }
+    episodes = [json.loads(line) for line in (study_dir / "passkt" / "episodes.jsonl").read_text().splitlines()]
+    assert {e["agent"] for e in episodes} == {f"hf:{study_dir / name / 'final'}" for name in STUDY_ARMS}
     assert {e["split"] for e in episodes} == {"test"}
-    timing = json.loads((tmp_path / "timing.json").read_text())
-    assert set(timing) == {"sft", "fixed", "budgetmix", "curriculum", "passkt", "probe", "recovery"}
+    for stage in ("probe", "recovery"):
+        assert (study_dir / stage / "summary.json").is_file()
+
+
+def _check_timing(study, study_dir):
+    """Every stage timed in timing.json, and no time in study.json."""
+    timing = json.loads((study_dir / "timing.json").read_text())
+    assert set(timing) == {*STUDY_ARMS, "passkt", "probe", "recovery"}
     assert all(entry["wall_s"] > 0 and entry["cpu_s"] > 0 for entry in timing.values())
     assert "wall_s_last_invocation" not in json.dumps(study)  # study.json holds no time
-    assert json.loads((tmp_path / "curriculum" / "run.json").read_text())["recipe"] == "curriculum"
-    for stage in ("probe", "recovery"):
-        assert (tmp_path / stage / "summary.json").is_file()
-    text = (tmp_path / "study.md").read_text()
-    assert "| agent | T=2 | T=3 |" in text and "| budgetmix | " in text and "| budgetmix - sft | " in text
-    assert "errors (commands other than the expert action) masked from the loss" in text
-    assert f"| fixed | {study['training']['fixed']['rl']['steps']} | {signal['fixed']} | T=" in text
+
+
+def _check_claims(study):
+    """The five claims in order, each with a verdict, fed by the evaluation logs."""
     claims = {claim["claim"]: claim for claim in study["claims"]}
     assert list(claims) == [
         "budget_dependence",
@@ -136,8 +157,21 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path, capfd)
     assert bool(claims["single_step"]["sizes"]) == (kept > 0)  # the probes' log reaches the claim
     assert "curriculum" in json.dumps(claims["budgetmix_robustness"]["per_budget"])
     assert study["probe_step_values"]["states_examined"] >= study["probe_step_values"]["states_kept"]
+    assert claims["budget_dependence"]["sizes"]["fixed T=3"]["tasks"] == 2
+
+
+def _check_report(study, text, steps_with_signal):
+    """study.md's tables and sections."""
+    assert "| agent | T=2 | T=3 |" in text and "| budgetmix | " in text and "| budgetmix - sft | " in text
+    assert "errors (commands other than the expert action) masked from the loss" in text
+    assert f"| fixed | {study['training']['fixed']['rl']['steps']} | {steps_with_signal['fixed']} | T=" in text
     assert "## Time" in text and "| total |" in text
-    passkt = [json.loads(line) for line in (tmp_path / "passkt" / "episodes.jsonl").read_text().splitlines()]
+    assert "## Claims" in text and "## What this study can and cannot show" in text
+
+
+def _check_turns(study, study_dir, text):
+    """Each agent's turns, inadmissible and free-text shares and expert first moves, counted from its episodes."""
+    passkt = [json.loads(line) for line in (study_dir / "passkt" / "episodes.jsonl").read_text().splitlines()]
     assert set(study["turns"]) == set(study["agents"])
     solver = EnvRef.parse(study["config"]["env_id"], study["config"]["env_kwargs"], "test").make_base(["expert_plan"])
 
@@ -153,8 +187,6 @@ def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path, capfd)
         firsts = [first_move(r["task_id"]) == r["actions"][0].lower() for r in played]
         assert spent["first_move_expert"] == round(sum(firsts) / len(firsts), 6)
         assert f"{spent['free_text']:.1%} | {spent['first_move_expert']:.1%} |" in text
-    assert claims["budget_dependence"]["sizes"]["fixed T=3"]["tasks"] == 2
-    assert "## Claims" in text and "## What this study can and cannot show" in text
 
 
 def test_turn_quality_compares_each_first_action_with_the_solvers_first_command(tmp_path):
