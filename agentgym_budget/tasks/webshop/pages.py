@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from agentgym_budget.tasks.webshop.session import RESULTS_PER_PAGE, Session
 
 if TYPE_CHECKING:
+    from agentgym_budget.tasks.webshop.catalog import Catalog, Product, ProductDetails
     from agentgym_budget.tasks.webshop.session import Shop
 
 __all__: list[str] = []
@@ -65,24 +66,7 @@ def _clean(session: Session, shop: Shop | None, instruction: str, reward: float)
     assert shop is not None
     catalog = shop.catalog
     if page == "results":
-        total = len(session.results)
-        first = (session.results_page - 1) * RESULTS_PER_PAGE
-        shown = session.page_results()
-        lines.append(
-            f'--- Results for "{session.keywords}": page {session.results_page} of {session.num_pages} '
-            f"(results {first + 1 if shown else 0}-{first + len(shown)} of {total}) ---"
-        )
-        if not shown:
-            lines.append("No products match these keywords.")
-        for rank, index in enumerate(shown, start=first + 1):
-            product = catalog.products[index]
-            lines.append(f"{rank}. [{product.asin}] {product.title} | {product.price_text}")
-        buttons = ["Back to Search"]
-        if session.results_page > 1:
-            buttons.append("< Prev")
-        if session.results_page < session.num_pages:
-            buttons.append("Next >")
-        return [*lines, _buttons(buttons)]
+        return [*lines, *_results_lines(session, catalog)]
     product = catalog.products[session.item]
     if page == "done":
         chosen = ", ".join(f"{g} = {v}" for g, v in session.options) or "no options"
@@ -94,20 +78,47 @@ def _clean(session: Session, shop: Shop | None, instruction: str, reward: float)
         ]
     details = catalog.details(session.item)
     if page == "item":
-        lines += [
-            f"--- Item {product.asin} ---",
-            product.title,
-            f"Price: {product.price_text} | Rating: {details.rating}",
-        ]
-        if product.options:
-            chosen = session.chosen()
-            lines.append("Options (click one value per group):")
-            for group, values in product.options:
-                marked = " ".join(f"[{v}] (selected)" if chosen.get(group) == v else f"[{v}]" for v in values)
-                lines.append(f"  {group}: {marked}")
-        buttons = ["Back to Search", "< Prev", "Description", "Features", "Reviews", "Buy Now"]
-        return [*lines, _buttons(buttons)]
-    lines.append(f"--- {page.capitalize()} of {product.asin}: {product.title} ---")
+        return [*lines, *_item_lines(session, product, details)]
+    return [*lines, *_detail_lines(page, product, details)]
+
+
+def _results_lines(session: Session, catalog: Catalog) -> list[str]:
+    """The results page: its heading, one line per product shown, its buttons."""
+    total = len(session.results)
+    first = (session.results_page - 1) * RESULTS_PER_PAGE
+    shown = session.page_results()
+    lines = [
+        f'--- Results for "{session.keywords}": page {session.results_page} of {session.num_pages} '
+        f"(results {first + 1 if shown else 0}-{first + len(shown)} of {total}) ---"
+    ]
+    if not shown:
+        lines.append("No products match these keywords.")
+    for rank, index in enumerate(shown, start=first + 1):
+        product = catalog.products[index]
+        lines.append(f"{rank}. [{product.asin}] {product.title} | {product.price_text}")
+    buttons = ["Back to Search"]
+    if session.results_page > 1:
+        buttons.append("< Prev")
+    if session.results_page < session.num_pages:
+        buttons.append("Next >")
+    return [*lines, _buttons(buttons)]
+
+
+def _item_lines(session: Session, product: Product, details: ProductDetails) -> list[str]:
+    """The item page: title, price and rating, the option groups with the chosen values marked, its buttons."""
+    lines = [f"--- Item {product.asin} ---", product.title, f"Price: {product.price_text} | Rating: {details.rating}"]
+    if product.options:
+        chosen = session.chosen()
+        lines.append("Options (click one value per group):")
+        for group, values in product.options:
+            marked = " ".join(f"[{v}] (selected)" if chosen.get(group) == v else f"[{v}]" for v in values)
+            lines.append(f"  {group}: {marked}")
+    return [*lines, _buttons(["Back to Search", "< Prev", "Description", "Features", "Reviews", "Buy Now"])]
+
+
+def _detail_lines(page: str, product: Product, details: ProductDetails) -> list[str]:
+    """A description, features or reviews page of the item."""
+    lines = [f"--- {page.capitalize()} of {product.asin}: {product.title} ---"]
     if page == "description":
         lines.append(details.description or "No description.")
     elif page == "features":
