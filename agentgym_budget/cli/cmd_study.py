@@ -127,6 +127,7 @@ def build_study(args: argparse.Namespace):
             sizes[name] = getattr(args, name)
     steps = {name: sizes.pop(name, None) for name in ("sft_steps", "rl_steps", "train_tasks")}
     base = sizes.pop("train_preset", None)
+    preset_grpo = sizes.pop("grpo", {})
     study = StudyConfig(
         args.env,
         env_args_of(args),
@@ -155,7 +156,7 @@ def build_study(args: argparse.Namespace):
         show_budget=args.show_budget,
         train_tasks=steps["train_tasks"] or train.train_tasks,
         sft=replace(train.sft, steps=steps["sft_steps"]) if steps["sft_steps"] else train.sft,
-        grpo=with_grpo_arguments(replace(train.grpo, steps=steps["rl_steps"] or train.grpo.steps), args),
+        grpo=with_grpo_arguments(replace(train.grpo, **preset_grpo, steps=steps["rl_steps"] or train.grpo.steps), args),
     )
     return replace(study, train=with_tiny_size(train, args))
 

@@ -1,7 +1,8 @@
 """Named sizes of the study: ``smoke`` (the tests' end-to-end run), ``default``, ``full`` and ``smollm2``.
 
-A preset fixes the evaluation sizes, the number of training seeds per RL recipe and the training
-steps; everything else (task, budgets, arms, workers, seed) stays as given. ``default`` is sized for
+A preset fixes the evaluation sizes, the number of training seeds per RL recipe, the training
+steps and (``grpo``) GRPO settings the ``--rl-*`` flags override; everything else (task, budgets, arms,
+workers, seed) stays as given. ``default`` is sized for
 the claims' headline contrasts (16 episodes per task and budget, 3 training seeds per RL arm) with the
 default arms (fixed, budgetmix, curriculum), on the base SFT makes from masked demonstrations
 (the noisy expert's wins, its errors left out of the loss). Its first run, on the clean expert's
@@ -10,6 +11,12 @@ wrote to the token limit every turn (5.6 s an episode; Pass@1 0.03-0.06 at every
 Pass@(K,T) grid alone would have taken about 5 hours. The masked base plays an episode in about 0.3 s
 (2 workers) and leaves the budgets room (Pass@1 0.05 at T=3 to 0.41 at T=9 after 350 steps, 16 test
 tasks x 4 episodes). docs/study.md gives the default run's stage times.
+
+``default`` and ``full`` train with 16 rollouts a GRPO step in 2 groups of 8 (the library default is 8 in
+2 groups of 4): on the default base, three 8-rollout fixed runs ended with Δ(9) - Δ(3) of +0.003, +0.017
+and -0.080 (standard deviation 0.052), three 16-rollout runs with -0.019, +0.007 and +0.009 (0.016), for
+about 1.4x the training time (4.7-4.9 instead of 2.9-3.6 CPU minutes a run; docs/study.md, 2026-12-05).
+The spread between training seeds is what the claims' hierarchical intervals could not shrink.
 
 Task (the study's default, Coin Collector level 3): the expert's route is 3 turns on all 16 test
 tasks checked (level 5: 5; level 10: 10; Cooking difficulty 1: 3, and its progress moves, 0 -> 0.33
@@ -43,6 +50,8 @@ Example:
     2
     >>> preset_settings("default")["training_seeds"]
     3
+    >>> preset_settings("default")["grpo"]
+    {'episodes_per_step': 16, 'num_generations': 8}
     >>> preset_settings("smollm2")["train_preset"]
     'smollm2'
 """
@@ -77,6 +86,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sft_steps": 350,
         "rl_steps": 50,
         "train_tasks": 100,
+        "grpo": {"episodes_per_step": 16, "num_generations": 8},
     },
     "full": {
         "eval_tasks": 60,
@@ -88,6 +98,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sft_steps": 700,
         "rl_steps": 120,
         "train_tasks": 200,
+        "grpo": {"episodes_per_step": 16, "num_generations": 8},
     },
     "smollm2": {
         "train_preset": "smollm2",
@@ -107,11 +118,14 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 def preset_settings(name: str) -> dict[str, Any]:
     """A copy of the sizes of preset ``name`` (``train_preset``: the ``train --preset`` whose model and settings the
-    study trains with, if any).
+    study trains with, if any; ``grpo``: GRPO settings over those).
 
     Raises:
         InvalidOptionError: An unknown preset.
     """
     if name not in PRESETS:
         raise InvalidOptionError(f"Unknown study preset {name!r}; presets are {', '.join(PRESETS)}.")
-    return dict(PRESETS[name])
+    settings = dict(PRESETS[name])
+    if "grpo" in settings:
+        settings["grpo"] = dict(settings["grpo"])
+    return settings
