@@ -61,8 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--preset",
         choices=("smoke", "default", "full", "smollm2"),
         default=None,
-        help="sizes (flags below override them); smollm2 trains and evaluates SmolLM2-135M (extra smollm2; "
-        "estimated 2.6 h on a quiet 2-core machine)",
+        help="sizes and GRPO settings (flags below override them; default and full: 16 rollouts a step in "
+        "groups of 8); smollm2 trains and evaluates SmolLM2-135M (extra smollm2; estimated 2.6 h on a quiet "
+        "2-core machine)",
     )
     parser.add_argument("--eval-tasks", type=positive_int, default=None, help="held-out test tasks (default 30)")
     parser.add_argument(

@@ -13,10 +13,11 @@ Pass@(K,T) grid alone would have taken about 5 hours. The masked base plays an e
 tasks x 4 episodes). docs/study.md gives the default run's stage times.
 
 ``default`` and ``full`` train with 16 rollouts a GRPO step in 2 groups of 8 (the library default is 8 in
-2 groups of 4): on the default base, three 8-rollout fixed runs ended with Δ(9) - Δ(3) of +0.003, +0.017
-and -0.080 (standard deviation 0.052), three 16-rollout runs with -0.019, +0.007 and +0.009 (0.016), for
-about 1.4x the training time (4.7-4.9 instead of 2.9-3.6 CPU minutes a run; docs/study.md, 2026-12-05).
-The spread between training seeds is what the claims' hierarchical intervals could not shrink.
+2 groups of 4). The three fixed runs of the 2026-12-04 default run (8 rollouts) ended with Δ(9) - Δ(3) of
++0.003, +0.017 and -0.080 (standard deviation 0.052); those of the 2026-12-05 one (16 rollouts, from an SFT
+base made by the same recipe) with -0.019, +0.007 and +0.009 (0.016), for about 1.5x the training time
+(4.7-5.2 instead of 2.9-3.6 CPU minutes a run; docs/study.md).
+That spread between training seeds widens every RL claim's interval, and more evaluation episodes cannot shrink it.
 
 Task (the study's default, Coin Collector level 3): the expert's route is 3 turns on all 16 test
 tasks checked (level 5: 5; level 10: 10; Cooking difficulty 1: 3, and its progress moves, 0 -> 0.33
