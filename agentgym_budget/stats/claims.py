@@ -155,6 +155,7 @@ def _budget_claims(episodes: Sequence[Mapping[str, Any]], s: ClaimSettings) -> l
         f"Δ({s.large_budget}) - Δ({s.small_budget}), Δ(T) = Pass@(1,T)[{s.rl}] - Pass@(1,T)[{s.base}]",
         cells, interaction_weights(s.rl, s.base, s.large_budget, s.small_budget), s,
     )  # fmt: skip
+    interaction["gains"] = _gains(cells, s)
     outside = [b for b in budgets if b < min(s.train_budgets) or b > max(s.train_budgets)]
     mix = {
         (agent, b): sign / max(len(outside), 1)
@@ -185,6 +186,29 @@ def _budget_claims(episodes: Sequence[Mapping[str, Any]], s: ClaimSettings) -> l
         "process_supervision", f"mean over budgets of Pass@1[{s.process}] - Pass@1[{s.no_process}]", cells, process, s
     )
     return [interaction, robustness, supervision]
+
+
+def _gains(cells: dict, s: ClaimSettings) -> dict[str, Any]:
+    """Δ(T) = rl - base at ``T_small`` and ``T_large`` (intervals only: outside the Holm family)."""
+    found = {}
+    for budget in (s.small_budget, s.large_budget):
+        weights = {(s.rl, budget): 1.0, (s.base, budget): -1.0}
+        if all(key in cells for key in weights):
+            result = contrast_interval(cells, weights, resamples=s.resamples, seed=s.seed)
+            found[str(budget)] = {**result.interval.to_json(), "p_value": round(result.p_value, 6)}
+    return found
+
+
+def _no_gain_context(claims: Sequence[dict], s: ClaimSettings) -> str | None:
+    """What ``single_step`` and ``recovery`` are read against when RL did not change Pass@1 at ``T_large``."""
+    gain = claims[0].get("gains", {}).get(str(s.large_budget))
+    if not gain or not (-s.margin <= gain["low"] and gain["high"] <= s.margin):
+        return None
+    return (
+        f"RL did not change Pass@1 at T={s.large_budget} (Δ = {gain['estimate']:+.3f} [{gain['low']:+.3f}, "
+        f"{gain['high']:+.3f}], inside ±{s.margin}): this verdict is about an RL run that left the base's play "
+        "where it was, not about where an RL gain comes from"
+    )
 
 
 def _secondary(cells: dict, outside: list[int], s: ClaimSettings) -> dict[str, Any]:
@@ -255,4 +279,8 @@ def decide_claims(
         claim["holm_p"] = adjusted
     for claim in claims:
         claim["verdict"] = _verdict(claim, s)
+    context = _no_gain_context(claims, s)
+    for claim in (single, claims[2]):
+        if context and claim.get("interval"):
+            claim["context"] = context
     return claims

@@ -131,6 +131,17 @@ _SEED_CAVEATS = {
 """What ``study.md`` adds after the number of training seeds, when it is small."""
 
 
+def _gain_lines(claims: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The RL gain at the two budgets of ``budget_dependence``, and what it means for the claims read against it."""
+    gains = next((c.get("gains") for c in claims if c["claim"] == "budget_dependence"), None)
+    if not gains:
+        return []
+    cells = [f"T={t} {g['estimate']:+.3f} [{g['low']:+.3f}, {g['high']:+.3f}]" for t, g in gains.items()]
+    lines = [f"- RL gain over the base, Δ(T) ({gains[next(iter(gains))]['confidence']:.0%}): " + "; ".join(cells) + "."]
+    lines += [f"- {c['claim']}: {c['context']}." for c in claims if c.get("context")]
+    return lines
+
+
 def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1) -> list[str]:
     """Lines of ``study.md``: the claims table and what the study can and cannot show.
 
@@ -168,6 +179,7 @@ def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1
             if claim.get("sizes")
         ),
         _power_line(claims),
+        *_gain_lines(claims),
         f"- Training seeds per recipe: {training_seeds}." + _SEED_CAVEATS.get(training_seeds, ""),
         "- Intervals: hierarchical bootstrap over training seeds, shared tasks/states and episodes; each is marginal,"
         " and the verdicts use Holm-adjusted p-values over the claims (family-wise 5%). `undecided` means: not"
