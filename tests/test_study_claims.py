@@ -91,7 +91,8 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     study = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--eval-samples", "8"]))
-    assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 20, 3)
+    assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 56, 3)
+    assert (study.probe_states, study.recovery_states) == (100, 144)
     assert study.train.grpo.steps == 50 and study.train.sft.steps == 350
     assert (study.train.grpo.episodes_per_step, study.train.grpo.num_generations) == (16, 8)
     groups_of_4 = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--rl-num-generations", "4"]))

@@ -69,7 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--eval-samples", type=positive_int, default=None, help="episodes per task and budget (default 4)"
     )
-    parser.add_argument("--probe-states", type=int, default=None, help="probe states (0: skip; default 15)")
+    parser.add_argument(
+        "--probe-states", type=int, default=None, help="episodes walked for probe states (0: skip; default 15)"
+    )
     parser.add_argument("--recovery-states", type=int, default=None, help="recovery states (0: skip; default 10)")
     parser.add_argument("--training-seeds", type=positive_int, default=None, help="RL runs per RL recipe (default 1)")
     parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")

@@ -78,7 +78,8 @@ class StudyConfig:
         eval_ks: Breadths of the grid.
         eval_samples: Episodes per (agent, task, budget).
         eval_tasks: Held-out tasks (the first of the test split).
-        probe_states: States of the single-step probes (0: skip the stage).
+        probe_states: Agent episodes of the Pass@(K,T) grid walked for single-step probe states (up to 4 each,
+            kept where the candidate actions differ in value; 0: skip the stage).
         recovery_states: States of the recovery probes (0: skip the stage).
         train: The training settings shared by the recipes (its recipe and budgets are set per stage).
         arms: The RL arms (:mod:`~agentgym_budget.train.study_arms`; ``fixed`` is required).

@@ -19,6 +19,12 @@ base made by the same recipe) with -0.019, +0.007 and +0.009 (0.016), for about 
 (4.7-5.2 instead of 2.9-3.6 CPU minutes a run; docs/study.md).
 That spread between training seeds widens every RL claim's interval, and more evaluation episodes cannot shrink it.
 
+With that spread small, ``default``'s evaluation is sized for the 0.05 half-width of every measured claim,
+scaled from the 2026-12-05 run's half-widths as 1/sqrt(size): 56 test tasks (20 gave ``budget_dependence``
+0.074; 56 gave 0.049), 100 probe episodes (30 kept 32 probe states, ``single_step`` 0.068; 100 kept 86,
+0.040) and 144 recovery states (16 gave ``recovery`` 0.125, 112 gave 0.054). docs/study.md gives what the
+preset achieves and its stage times.
+
 Task (the study's default, Coin Collector level 3): the expert's route is 3 turns on all 16 test
 tasks checked (level 5: 5; level 10: 10; Cooking difficulty 1: 3, and its progress moves, 0 -> 0.33
 after the first step, where Coin Collector's stays 0). docs/study.md gives the base policy's
@@ -65,6 +71,8 @@ from agentgym_budget.errors import InvalidOptionError
 
 __all__ = ["preset_settings"]
 
+_GROUPS_OF_8 = {"episodes_per_step": 16, "num_generations": 8}
+
 PRESETS: dict[str, dict[str, Any]] = {
     "smoke": {
         "eval_tasks": 2,
@@ -78,28 +86,28 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train_tasks": 4,
     },
     "default": {
-        "eval_tasks": 20,
+        "eval_tasks": 56,
         "eval_samples": 16,
         "eval_ks": (1, 2, 4),
-        "probe_states": 30,
-        "recovery_states": 16,
+        "probe_states": 100,
+        "recovery_states": 144,
         "training_seeds": 3,
         "sft_steps": 350,
         "rl_steps": 50,
         "train_tasks": 100,
-        "grpo": {"episodes_per_step": 16, "num_generations": 8},
+        "grpo": _GROUPS_OF_8,
     },
     "full": {
         "eval_tasks": 60,
         "eval_samples": 32,
         "eval_ks": (1, 2, 4, 8),
-        "probe_states": 100,
-        "recovery_states": 50,
+        "probe_states": 200,
+        "recovery_states": 200,
         "training_seeds": 5,
         "sft_steps": 700,
         "rl_steps": 120,
         "train_tasks": 200,
-        "grpo": {"episodes_per_step": 16, "num_generations": 8},
+        "grpo": _GROUPS_OF_8,
     },
     "smollm2": {
         "train_preset": "smollm2",
