@@ -92,7 +92,7 @@ def test_small_effects_at_low_power_are_undecided() -> None:
     assert verdicts == dict.fromkeys(CLAIMS, "undecided")
 
 
-def test_single_step_and_recovery_say_when_rl_did_not_change_the_policy() -> None:
+def test_single_step_and_recovery_say_when_rl_showed_no_gain() -> None:
     probes = _probes({"sft": 0.6, "fixed": 0.6}, states=300)
     recovery = _recovery({"sft": {0: 0.5, 1: 0.2}, "fixed": {0: 0.5, 1: 0.2}}, states=40)
     steady = {2: 0.05, 3: 0.05, 5: 0.5, 8: 0.95, 10: 0.95}
@@ -100,12 +100,12 @@ def test_single_step_and_recovery_say_when_rl_did_not_change_the_policy() -> Non
     gains = unchanged[0]["gains"]
     assert set(gains) == {"3", "8"} and all(abs(g["estimate"]) < 0.05 and g["high"] <= 0.05 for g in gains.values())
     assert [c["claim"] for c in unchanged if "context" in c] == ["single_step", "recovery"]
-    assert "RL did not change Pass@1 at T=8" in unchanged[1]["context"]
+    assert "RL showed no gain in Pass@1 at T=8" in unchanged[1]["context"]
     improved = decide_claims(_episodes({"sft": BASE, "fixed": SHRINKING}, tasks=40), probes, recovery, SETTINGS)
     assert improved[0]["gains"]["8"]["low"] > 0.2 and not any("context" in c for c in improved)
     lines = claims_markdown(unchanged, training_seeds=3)
     assert any(line.startswith("- RL gain over the base, Δ(T) (95%): T=3 ") for line in lines)
-    assert any(line.startswith("- single_step: RL did not change Pass@1") for line in lines)
+    assert any(line.startswith("- single_step: RL showed no gain in Pass@1") for line in lines)
 
 
 def test_the_k0_control_cancels_a_uniform_recovery_advantage() -> None:
