@@ -112,13 +112,17 @@ class _Interrupt(Exception):
     pass
 
 
-def _interrupt_after(step):
+def _interrupt_after(step, *, saved=True):
     from transformers import TrainerCallback
 
     class Interrupt(TrainerCallback):
         def on_save(self, args, state, control, **kwargs):
-            if state.global_step == step:
+            if saved and state.global_step == step:
                 raise _Interrupt  # as a kill right after checkpoint-`step` was written
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if not saved and state.global_step == step:
+                raise _Interrupt  # as a kill after step `step`, before any checkpoint
 
     return Interrupt()
 
@@ -129,7 +133,8 @@ def _weights(model):
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
-def test_sft_resumes_after_interruption_to_the_same_weights(tmp_path):
+@pytest.mark.parametrize("save_steps", [2, 10], ids=["checkpoint-2", "no-checkpoint-yet"])
+def test_sft_resumes_after_interruption_to_the_same_weights(tmp_path, save_steps):
     torch = pytest.importorskip("torch")
     from agentgym_budget.train.base_model import build_base_model
     from agentgym_budget.train.sft import SFTSettings, last_checkpoint, run_sft
@@ -137,7 +142,7 @@ def test_sft_resumes_after_interruption_to_the_same_weights(tmp_path):
 
     config = tiny_config("sft")
     data = agent_conversations(config.session_config(), "expert", tasks=range(3), episodes_per_task=1, budget=3)
-    settings = SFTSettings(steps=4, batch_size=2, learning_rate=3e-3, save_steps=2)
+    settings = SFTSettings(steps=4, batch_size=2, learning_rate=3e-3, save_steps=save_steps)
 
     def fresh():
         return build_base_model(data.conversations, config.tiny, chat_format=config.chat_format(), seed=0)
@@ -155,9 +160,10 @@ def test_sft_resumes_after_interruption_to_the_same_weights(tmp_path):
             settings,
             out=tmp_path / "killed",
             progress=False,
-            callbacks=[_interrupt_after(2)],
+            callbacks=[_interrupt_after(2, saved=save_steps == 2)],
         )
-    assert last_checkpoint(tmp_path / "killed" / "checkpoints").name == "checkpoint-2"
+    found = last_checkpoint(tmp_path / "killed" / "checkpoints")
+    assert (found.name if found else None) == ("checkpoint-2" if save_steps == 2 else None)
     model, tokenizer = fresh()  # a new process: the weights come from the checkpoint
     result = run_sft(model, tokenizer, data.conversations, settings, out=tmp_path / "killed", progress=False)
     assert result.global_step == 4
@@ -169,7 +175,8 @@ def test_sft_resumes_after_interruption_to_the_same_weights(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_thread")
-def test_grpo_resumes_from_its_checkpoint(tmp_path):
+@pytest.mark.parametrize("save_steps", [1, 10], ids=["checkpoint-2", "no-checkpoint-yet"])
+def test_grpo_resumes_from_its_checkpoint(tmp_path, save_steps):
     from agentgym_budget.train.base_model import build_base_model
     from agentgym_budget.train.grpo import GRPOSettings, run_grpo
     from agentgym_budget.train.trajectories import agent_conversations
@@ -178,7 +185,7 @@ def test_grpo_resumes_from_its_checkpoint(tmp_path):
     session = config.session_config()
     data = agent_conversations(replace(session, budgets=None), "expert", tasks=range(3), episodes_per_task=1, budget=4)
     model, tokenizer = build_base_model(data.conversations, config.tiny, chat_format=config.chat_format(), seed=0)
-    settings = GRPOSettings(steps=3, episodes_per_step=4, num_generations=2, save_steps=1, tokens_per_turn=48)
+    settings = GRPOSettings(steps=3, episodes_per_step=4, num_generations=2, save_steps=save_steps, tokens_per_turn=48)
     with pytest.raises(_Interrupt):
         run_grpo(
             model,
@@ -188,14 +195,15 @@ def test_grpo_resumes_from_its_checkpoint(tmp_path):
             tasks=range(3),
             out=tmp_path,
             progress=False,
-            callbacks=[_interrupt_after(2)],
+            callbacks=[_interrupt_after(2, saved=save_steps == 1)],
         )
     logged = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert {e["step"] for e in logged} == {1, 2}
     result = run_grpo(model, tokenizer, session, settings, tasks=range(3), out=tmp_path, progress=False)
     assert result.global_step == 3
     episodes = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
-    # Steps 1 and 2 are kept from the first run; step 3 is played after resuming from checkpoint-2.
+    # With checkpoint-2, steps 1 and 2 are kept from the first run and step 3 is played after resuming; with
+    # no checkpoint yet, training starts over and the stopped attempt's episodes are dropped, not counted twice.
     assert [e["step"] for e in episodes] == sorted(e["step"] for e in episodes)
     assert {e["step"] for e in episodes} == {1, 2, 3} and len(episodes) == 12
     assert {e["budget"] for e in episodes} <= {2, 4}

@@ -195,12 +195,14 @@ def _grpo_arguments(
 
 
 def _train(trainer: Any, checkpoints: Path, *, resume: bool, logs: Sequence[JsonlLog]) -> Any:
-    """Run ``trainer`` (from the last checkpoint when resuming, with ``logs`` cut back to it), then close its envs."""
+    """Run ``trainer`` (from the last checkpoint when resuming), then close its envs.
+
+    ``logs`` are cut back to the step training starts from: the checkpoint's, or 0 when there is none (a run
+    stopped before its first checkpoint starts over, and the stopped attempt's lines must not count twice).
+    """
     checkpoint = last_checkpoint(checkpoints) if resume else None
-    if checkpoint is not None:
-        step = checkpoint_step(checkpoint)
-        for log in logs:
-            log.truncate_after(step)
+    for log in logs:
+        log.truncate_after(checkpoint_step(checkpoint) if checkpoint else 0)
     try:
         result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     finally:

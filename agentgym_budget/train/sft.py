@@ -144,8 +144,9 @@ def run_sft(
         if not progress:
             quiet_trainer(trainer)
         checkpoint = last_checkpoint(out / "checkpoints") if resume else None
+        # Without a checkpoint training starts over, so a stopped attempt's lines go too.
+        JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint) if checkpoint else 0)
         if checkpoint is not None:
-            JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint))
             _restore_token_count(trainer, checkpoint)
         result = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     trainer.model.eval()
