@@ -194,14 +194,19 @@ def _gains(cells: dict, s: ClaimSettings) -> dict[str, Any]:
     for budget in (s.small_budget, s.large_budget):
         weights = {(s.rl, budget): 1.0, (s.base, budget): -1.0}
         if all(key in cells for key in weights):
-            result = contrast_interval(cells, weights, resamples=s.resamples, seed=s.seed)
-            found[str(budget)] = {**result.interval.to_json(), "p_value": round(result.p_value, 6)}
+            found[str(budget)] = _reported_contrast(cells, weights, s)
     return found
 
 
-def _no_gain_context(claims: Sequence[dict], s: ClaimSettings) -> str | None:
+def _reported_contrast(cells: dict, weights: dict, s: ClaimSettings) -> dict[str, Any]:
+    """A contrast's interval and p-value as reported beside a claim (not part of the Holm family)."""
+    result = contrast_interval(cells, weights, resamples=s.resamples, seed=s.seed)
+    return {**result.interval.to_json(), "p_value": round(result.p_value, 6)}
+
+
+def _no_gain_context(dependence: dict, s: ClaimSettings) -> str | None:
     """What ``single_step`` and ``recovery`` are read against when RL showed no gain in Pass@1 at ``T_large``."""
-    gain = claims[0].get("gains", {}).get(str(s.large_budget))
+    gain = dependence.get("gains", {}).get(str(s.large_budget))
     if not gain or gain["low"] > 0:
         return None
     return (
@@ -218,8 +223,7 @@ def _secondary(cells: dict, outside: list[int], s: ClaimSettings) -> dict[str, A
         weights = {(a, b): sign / len(outside) for b in outside for a, sign in ((first, 1.0), (second, -1.0))}
         if not outside or any(key not in cells for key in weights):
             continue
-        result = contrast_interval(cells, weights, resamples=s.resamples, seed=s.seed)
-        found[f"{first} - {second}"] = {**result.interval.to_json(), "p_value": round(result.p_value, 6)}
+        found[f"{first} - {second}"] = _reported_contrast(cells, weights, s)
     return found
 
 
@@ -273,14 +277,15 @@ def decide_claims(
     single = _claim("single_step", f"probe accuracy [{s.rl}] - [{s.base}] on shared states (90% interval, margin "
                     f"{s.margin})", probe_cells, {(s.rl,): 1.0, (s.base,): -1.0}, s, confidence=0.90)  # fmt: skip
     dependence, robustness, supervision = _budget_claims(episodes, s)
-    claims = [dependence, single, _recovery_claim(recovery, s), robustness, supervision]
+    recovered = _recovery_claim(recovery, s)
+    claims = [dependence, single, recovered, robustness, supervision]
     tested = [c for c in claims if c.get("p_value") is not None]
     for claim, adjusted in zip(tested, holm_adjust([c["p_value"] for c in tested]), strict=True):
         claim["holm_p"] = adjusted
     for claim in claims:
         claim["verdict"] = _verdict(claim, s)
-    context = _no_gain_context(claims, s)
-    for claim in (single, claims[2]):
+    context = _no_gain_context(dependence, s)
+    for claim in (single, recovered):
         if context and claim.get("interval"):
             claim["context"] = context
     return claims

@@ -137,7 +137,9 @@ def _gain_lines(claims: Sequence[Mapping[str, Any]]) -> list[str]:
     if not gains:
         return []
     cells = [f"T={t} {g['estimate']:+.3f} [{g['low']:+.3f}, {g['high']:+.3f}]" for t, g in gains.items()]
-    lines = [f"- RL gain over the base, Δ(T) ({gains[next(iter(gains))]['confidence']:.0%}): " + "; ".join(cells) + "."]
+    lines = [
+        f"- RL gain over the base, Δ(T) ({next(iter(gains.values()))['confidence']:.0%}): " + "; ".join(cells) + "."
+    ]
     lines += [f"- {c['claim']}: {c['context']}." for c in claims if c.get("context")]
     return lines
 
