@@ -92,6 +92,38 @@ def test_pool_reports_the_failing_job() -> None:
         run_jobs(_job, [-1], workers=1, on_result=results.append)
 
 
+_HELD_LOCKS: list = []
+
+
+def _job_holding_a_lock(job: int, emit: Emit) -> None:
+    """Like a worker whose libraries make locks (tqdm does): a terminated worker leaks them."""
+    import multiprocessing
+
+    _HELD_LOCKS.append(multiprocessing.get_context("spawn").Lock())
+    emit(job)
+
+
+def _slow_finalize() -> None:
+    time.sleep(0.5)
+    Path(os.environ["FINALIZE_MARKERS"], str(os.getpid())).write_text("done")
+
+
+@pytest.mark.slow
+def test_pool_workers_finish_their_cleanup_after_the_last_job(tmp_path: Path) -> None:
+    """Every worker runs ``finalize`` to its end and exits by itself: nothing leaked at shutdown."""
+    script = (
+        "from tests.test_passkt_runner import _job_holding_a_lock, _slow_finalize\n"
+        "from agentgym_budget.runner.pool import run_jobs\n"
+        "run_jobs(_job_holding_a_lock, [1, 2, 3, 4], workers=2, on_result=print, finalize=_slow_finalize)\n"
+    )
+    env = {**os.environ, "FINALIZE_MARKERS": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split()) == ["1", "2", "3", "4"]
+    assert len(list(tmp_path.iterdir())) == 2, "a worker was stopped before its finalize ended"
+    assert "leaked" not in done.stderr, done.stderr
+
+
 # ------------------------------------------------------------------ configuration
 def test_prefix_mode_is_refused_when_the_budget_is_shown() -> None:
     with pytest.raises(RunConfigError, match=r"only valid when the agent cannot see its budget.*independent"):

@@ -20,7 +20,8 @@ before each result (:mod:`~agentgym_budget.runner.jitter`): a test that results 
 how the workers interleave.
 
 ``finalize`` (module-level, optional) runs in each worker after its last job, and in the calling
-process after the jobs when ``workers <= 1``, to release per-process resources.
+process after the jobs when ``workers <= 1``, to release per-process resources. When every job is done,
+workers get 30 seconds to finish it and exit by themselves before they are terminated.
 
 :func:`run_jobs` only dispatches to an executor: ``_run_here`` (in this process) or
 ``_run_in_processes`` (spawned worker processes). Another executor (e.g. a cluster backend) has the
@@ -48,6 +49,7 @@ import os
 import queue
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -120,6 +122,7 @@ def make_backend(name: str = "local", *, ray_address: str | None = None) -> JobB
 
 
 _POLL_SECONDS = 0.5
+_FINALIZE_GRACE_SECONDS = 30.0
 
 
 def _demo_job(job: int, emit: Emit) -> None:
@@ -237,7 +240,7 @@ def _run_in_processes(
     ]
     for process in processes:
         process.start()
-    pending = len(jobs)
+    pending, finished = len(jobs), False
     try:
         while pending:
             try:
@@ -261,16 +264,29 @@ def _run_in_processes(
                     f"Job {_describe(jobs[index])} failed in a worker process; results delivered so far were "
                     f"kept. Cause: {payload}"
                 )
+        finished = True
     finally:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-        for process in processes:
-            process.join(timeout=10)
+        _stop_workers(processes, grace=_FINALIZE_GRACE_SECONDS if finished else 0.0)
         job_queue.close()
         result_queue.close()
         job_queue.cancel_join_thread()
         result_queue.cancel_join_thread()
+
+
+def _stop_workers(processes: Sequence[Any], grace: float) -> None:
+    """Give workers ``grace`` seconds to run ``finalize`` and exit, then terminate the rest.
+
+    After every job is done the workers are only releasing resources; a terminated worker skips that and
+    its exit handlers, leaking what it registered (e.g. semaphores, reported by ``resource_tracker``).
+    """
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=10)
 
 
 def run_logged_jobs(
