@@ -22,9 +22,9 @@ That spread between training seeds widens every RL claim's interval, and more ev
 With that spread small, ``default``'s evaluation is sized for the 0.05 half-width of every measured claim,
 scaled from the 2026-12-05 run's half-widths as 1/sqrt(size): 56 test tasks (20 gave ``budget_dependence``
 0.074; 56 gave 0.049), 100 probe episodes (30 kept 32 probe states, ``single_step`` 0.068; 100 kept 86,
-0.040) and 144 recovery states (16 gave ``recovery`` 0.125, 112 gave 0.054, 144 gave 0.049). Evaluation
-then costs about 72 CPU minutes on two workers beside 43 of training on one thread: about 80 minutes on a
-quiet 2-core machine (docs/study.md gives the stage times).
+0.040) and 144 recovery states (16 gave ``recovery`` 0.125, 112 gave 0.054, 144 gave 0.049). One
+uninterrupted run on a quiet 2-core machine took 79.7 minutes of wall time, 113.2 of CPU: training 45 on
+one thread, evaluation 68 on two workers (docs/study.md gives the stage times).
 
 Task (the study's default, Coin Collector level 3): the expert's route is 3 turns on all 16 test
 tasks checked (level 5: 5; level 10: 10; Cooking difficulty 1: 3, and its progress moves, 0 -> 0.33
