@@ -43,13 +43,32 @@ def test_passkt_defaults_are_the_main_job() -> None:
         0,
         False,
     )
-    assert args.env is None and args.agent is None and args.out is None
+    assert args.env is None and args.agent is None and args.out is None and args.streams == "common"
     assert cmd_passkt.DEFAULT_AGENTS == ("noisy-expert-recover", "noisy-expert-norecover")
     assert (
         EnvRef.parse(cmd_passkt.DEFAULT_ENV, cmd_passkt.DEFAULT_ENV_ARGS).label
         == "TextWorld-CoinCollector-v0(level=110)"
     )
     assert str(cmd_passkt.default_out()).startswith("runs/passkt-")
+
+
+@pytest.mark.slow
+def test_passkt_streams_pair_the_agents_unless_asked_for_independent_ones(tmp_path: Path) -> None:
+    def seeds(streams: str) -> dict[str, list[int]]:
+        out = tmp_path / streams
+        agents = ["--agent", "noisy-expert-recover:eps=0.2", "--agent", "random"]
+        assert main(["passkt", *TINY, *agents, "--streams", streams, "--out", str(out)]) == 0
+        by_agent: dict[str, list[int]] = {}
+        for line in (out / "episodes.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            by_agent.setdefault(record["agent"], []).append(record["seed"])
+        assert json.loads((out / "run.json").read_text()).get("streams", "common") == streams
+        return by_agent
+
+    common, independent = seeds("common"), seeds("independent")
+    assert len(common) == len(independent) == 2
+    assert len({tuple(sorted(v)) for v in common.values()}) == 1
+    assert not set.intersection(*(set(v) for v in independent.values()))
 
 
 @pytest.mark.slow

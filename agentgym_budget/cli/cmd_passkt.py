@@ -7,6 +7,11 @@ and the non-recovering noisy expert (error rate 0.3) on 20 TextWorld Coin Collec
 level 110 (10 rooms to the coin plus distractor rooms), K in 1,2,4,8, T in 10,15,20,30,40,
 8 samples, 2 workers. Rerunning with the same --out resumes an interrupted run.
 
+Agents are paired by common random numbers: sample s of a task uses the same seed for every agent, so
+their difference is measured with less variance (and two scripted agents that differ in one behaviour
+play identical episodes wherever it does not matter). --streams independent gives each agent its own
+seeds, to see the unpaired variance.
+
 Writes DIR/episodes.jsonl, run.json, summary.json, summary.csv, difference.csv (two or more
 agents), heatmap.png, success_vs_T.png, passk_vs_K.png and difference.png.
 """
@@ -26,7 +31,7 @@ from agentgym_budget.cli.common import (
     run_backend,
     run_options,
 )
-from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS, MODES, PassKTConfig
+from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS, MODES, STREAMS, PassKTConfig
 from agentgym_budget.eval.passkt.plan import run_passkt
 from agentgym_budget.eval.passkt.tables import format_summary
 from agentgym_budget.runner.env_ref import EnvRef
@@ -89,6 +94,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-ids", default=None, metavar="ID,...", help="explicit task ids instead of --tasks")
     parser.add_argument("--mode", choices=MODES, default="independent", help="run mode (default independent)")
     parser.add_argument("--show-budget", action="store_true", help="show the agent its remaining budget")
+    parser.add_argument(
+        "--streams",
+        choices=STREAMS,
+        default="common",
+        help="common (every agent plays sample s of a task with the same seed: paired; default) or independent "
+        "(each agent its own seeds, to see the unpaired variance)",
+    )
     add_run_arguments(parser, "passkt")
     parser.add_argument(
         "--concurrency", type=positive_int, default=None, help="episodes at once per worker for async (LLM) agents"
@@ -120,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         tasks=tasks,
         mode=args.mode,
         show_budget=args.show_budget,
+        streams=args.streams,
         seed=args.seed,
         workers=args.workers,
         episode_concurrency=args.concurrency,
@@ -137,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"on {config.env.label}, {len(task_ids)} tasks, {config.mode} mode, "
         f"budget {'shown' if config.show_budget else 'hidden'}, K={list(config.ks)}, T={list(config.budgets)}, "
-        f"n={config.samples}, seed={config.seed}, {describe_workers(config.workers, backend)}; {size} episodes per task"
+        f"n={config.samples}, seed={config.seed}, {config.streams} streams, {describe_workers(config.workers, backend)}; {size} episodes per task"
     )
     print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
     began = time.perf_counter()

@@ -22,6 +22,9 @@ __all__ = ["DEFAULT_BUDGETS", "DEFAULT_KS", "PassKTConfig"]
 MODES = ("independent", "prefix")
 """Run modes (see the module docstring)."""
 
+STREAMS = ("common", "independent")
+"""Random streams of the agents (see :class:`PassKTConfig`'s ``streams``)."""
+
 DEFAULT_KS = (1, 2, 4, 8)
 """Default breadths K."""
 
@@ -85,7 +88,7 @@ class PassKTConfig:
     streams: str = "common"
 
     def __post_init__(self) -> None:
-        if self.streams not in ("common", "independent"):
+        if self.streams not in STREAMS:
             raise InvalidOptionError(f"streams must be 'common' or 'independent', got {self.streams!r}.")
         specs = tuple(parse_agent(agent) for agent in self.agents)
         if not specs:
