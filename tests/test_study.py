@@ -228,3 +228,41 @@ def test_a_resume_that_finds_a_stage_done_keeps_the_loads_it_ran_under(tmp_path,
     stage(2.0, 2.5, 0.4)  # more work than before: its loads are the ones
     entry = json.loads((tmp_path / "timing.json").read_text())["sft"]
     assert (entry["load_start"], entry["load_end"]) == (2.0, 2.5) and entry["wall_s"] >= 0.6
+
+
+@pytest.mark.slow
+def test_the_smoke_preset_runs_the_whole_study_from_the_command_line(tmp_path, capsys):
+    """``study --preset smoke`` as a user types it: every stage, the five claims, study.md; a rerun resumes."""
+    pytest.importorskip("trl")
+    from agentgym_budget.cli.main import main
+    from agentgym_budget.train.study_presets import preset_settings
+
+    out = tmp_path / "smoke"
+    argv = ["study", "--preset", "smoke", "--out", str(out), "--workers", "2", "--no-progress"]
+    assert main(argv) == 0
+    study = json.loads((out / "study.json").read_text())
+    smoke = preset_settings("smoke")
+    config = study["config"]
+    assert (config["eval_tasks"], config["eval_samples"], config["training_seeds"]) == (
+        smoke["eval_tasks"],
+        smoke["eval_samples"],
+        smoke["training_seeds"],
+    )
+    assert sorted(study["agents"]) == ["budgetmix", "curriculum", "fixed", "sft"]
+    for agent in study["agents"]:
+        assert (out / agent / "final" / "model.safetensors").stat().st_size > 0, agent
+    assert [claim["claim"] for claim in study["claims"]] == [
+        "budget_dependence",
+        "single_step",
+        "recovery",
+        "budgetmix_robustness",
+        "process_supervision",
+    ]
+    assert set(json.loads((out / "timing.json").read_text())) == {*study["agents"], "passkt", "probe", "recovery"}
+    report = (out / "study.md").read_text()
+    assert "## Claims" in report and "## Time" in report
+    written = (out / "study.json").read_bytes()
+
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert (out / "study.json").read_bytes() == written
