@@ -1,4 +1,5 @@
-"""Coverage of the study's intervals by seeded simulation, at the study's sizes (8-16 tasks x 16 episodes)."""
+"""Coverage of the study's intervals by seeded simulation, at the study's sizes (8-56 tasks x 16 episodes;
+``--preset default`` evaluates on 56 test tasks)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ RATES = (0.03, 0.5, 0.97)
 
 
 @pytest.mark.parametrize("rate", RATES)
-@pytest.mark.parametrize("tasks", [8, 16])
+@pytest.mark.parametrize("tasks", [8, 16, 56])
 def test_task_rate_interval_covers(rate: float, tasks: int) -> None:
     rng = np.random.default_rng(11)
     runs = 1000
@@ -34,9 +35,10 @@ def test_task_rate_interval_covers(rate: float, tasks: int) -> None:
 
 
 @pytest.mark.parametrize("rate", RATES)
-def test_expanded_bca_covers_mean_over_tasks(rate: float) -> None:
+@pytest.mark.parametrize("tasks", [8, 56])
+def test_expanded_bca_covers_mean_over_tasks(rate: float, tasks: int) -> None:
     rng = np.random.default_rng(12)
-    runs, tasks = 600, 8
+    runs = 600
     hits = sum(
         bca_interval(rng.binomial(EPISODES, rate, size=tasks) / EPISODES, resamples=400, seed=run).contains(rate)
         for run in range(runs)
@@ -69,21 +71,23 @@ def test_task_rate_interval_widens_with_task_heterogeneity() -> None:
 
 
 @pytest.mark.slow
-def test_hierarchical_interaction_covers_and_includes_seed_spread() -> None:
+@pytest.mark.parametrize(("tasks", "runs"), [(10, 400), (56, 1000)])
+def test_hierarchical_interaction_covers_and_includes_seed_spread(tasks: int, runs: int) -> None:
+    """3 RL training seeds whose rates spread with standard deviation 0.05 (the default run's: about 0.02)."""
     rng = np.random.default_rng(14)
     truth = (0.8 - 0.5) - (0.35 - 0.3)
-    runs, hits, narrower = 150, 0, 0
+    hits, narrower = 0, 0
     for run in range(runs):
         cells = {}
         for (agent, budget), rate in {("rl", 8): 0.8, ("base", 8): 0.5, ("rl", 3): 0.35, ("base", 3): 0.3}.items():
             seeds = 3 if agent == "rl" else 1
             seed_rate = np.clip(rate + (rng.normal(0, 0.05, size=(seeds, 1)) if agent == "rl" else 0.0), 0, 1)
-            task_rate = np.clip(seed_rate + rng.normal(0, 0.1, size=(1, 10)), 0, 1)
-            cells[(agent, budget)] = rng.random((seeds, 10, EPISODES)) < task_rate[:, :, None]
+            task_rate = np.clip(seed_rate + rng.normal(0, 0.1, size=(1, tasks)), 0, 1)
+            cells[(agent, budget)] = rng.random((seeds, tasks, EPISODES)) < task_rate[:, :, None]
         result = contrast_interval(cells, interaction_weights("rl", "base", 8, 3), resamples=300, seed=run)
         hits += result.interval.contains(truth)
         narrower += result.interval.half_width < 0.2
-    assert hits / runs >= 0.9
+    assert hits / runs >= 0.93
     assert narrower > 0
 
 
