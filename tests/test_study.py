@@ -231,15 +231,19 @@ def test_a_resume_that_finds_a_stage_done_keeps_the_loads_it_ran_under(tmp_path,
 
 
 @pytest.mark.slow
-def test_the_smoke_preset_runs_the_whole_study_from_the_command_line(tmp_path, capsys):
-    """``study --preset smoke`` as a user types it: every stage, the five claims, study.md; a rerun resumes."""
+def test_the_smoke_preset_runs_the_whole_study_from_the_command_line(tmp_path):
+    """``agentgym-budget study --preset smoke`` as a user types it, in its own process: every stage, the five
+    claims, study.md; a rerun resumes to the same study.json."""
     pytest.importorskip("trl")
-    from agentgym_budget.cli.main import main
+    import subprocess
+
     from agentgym_budget.train.study_presets import preset_settings
 
     out = tmp_path / "smoke"
-    argv = ["study", "--preset", "smoke", "--out", str(out), "--workers", "2", "--no-progress"]
-    assert main(argv) == 0
+    command = [sys.executable, "-m", "agentgym_budget.cli", "study", "--preset", "smoke", "--out", str(out)]
+    command += ["--workers", "2", "--no-progress"]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stderr[-3000:]
     study = json.loads((out / "study.json").read_text())
     smoke = preset_settings("smoke")
     config = study["config"]
@@ -263,6 +267,6 @@ def test_the_smoke_preset_runs_the_whole_study_from_the_command_line(tmp_path, c
     assert "## Claims" in report and "## Time" in report
     written = (out / "study.json").read_bytes()
 
-    capsys.readouterr()
-    assert main(argv) == 0
+    again = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
     assert (out / "study.json").read_bytes() == written
