@@ -20,15 +20,16 @@ import importlib
 from typing import Any
 
 from agentgym_budget import tasks
-from agentgym_budget._numerics import keep_matrix_products_reproducible
+from agentgym_budget._internal import moved
+from agentgym_budget._internal.numerics import keep_matrix_products_reproducible
 from agentgym_budget._version import __version__
-from agentgym_budget.env import TextEnv
+from agentgym_budget.core.env import TextEnv
+from agentgym_budget.core.turn import Turn
 from agentgym_budget.errors import AgentGymBudgetError
 from agentgym_budget.registration import NAMESPACE, env_info, make, registered_ids
-from agentgym_budget.snapshot import clone, get_state, set_state
-from agentgym_budget.state import EnvState
-from agentgym_budget.turn import Turn
+from agentgym_budget.snapshots import EnvState, clone, get_state, set_state
 
+moved.install()  # the module paths of earlier releases still import, with a DeprecationWarning
 keep_matrix_products_reproducible()  # before a model library's first matrix product: --threads changes no bits
 
 _LAZY = {
@@ -89,6 +90,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
+    if f"agentgym_budget.{name}" in moved.MOVED_MODULES:
+        return importlib.import_module(f"agentgym_budget.{name}")
     raise AttributeError(f"module 'agentgym_budget' has no attribute {name!r}")
 
 

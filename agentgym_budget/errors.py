@@ -167,7 +167,7 @@ class MissingDependencyError(AgentGymBudgetError, gym_error.DependencyNotInstall
 
     @classmethod
     def for_extra(cls, package: str, extra: str, feature: str) -> MissingDependencyError:
-        from agentgym_budget.install_hint import install_command
+        from agentgym_budget._internal.install_hint import install_command
 
         return cls(
             f"{feature} needs the '{package}' package, which is not installed. "

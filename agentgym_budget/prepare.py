@@ -8,12 +8,12 @@ before their episodes start.
 
 * Resumable: a task already prepared is skipped (TextWorld's generated games: a look in the
   cache, nothing is loaded; other families, whose
-  :meth:`~agentgym_budget.env.TextEnv.task_prepared` cannot tell: their
-  :meth:`~agentgym_budget.env.TextEnv.prepare_task` finds the cache entries and returns quickly).
+  :meth:`~agentgym_budget.core.env.TextEnv.task_prepared` cannot tell: their
+  :meth:`~agentgym_budget.core.env.TextEnv.prepare_task` finds the cache entries and returns quickly).
   An interrupted run keeps every task it finished. With ``known_only=True`` (what the runners use)
   only the tasks the family knows to be missing are prepared.
 * Safe beside other users of the cache: entries are built under their entry locks
-  (:func:`~agentgym_budget.cache.cached_directory`), so a task being prepared here and played
+  (:func:`~agentgym_budget.storage.cache.cached_directory`), so a task being prepared here and played
   elsewhere at the same time is built once, and nobody sees it half-written.
 * The result is the same cache content whatever the number of workers.
 
@@ -40,9 +40,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym_budget.cache import build_count
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.runner.pool import Emit, run_jobs
+from agentgym_budget.storage.cache import build_count
 
 __all__ = ["PrepareResult", "prepare_tasks", "select_tasks"]
 
@@ -131,7 +131,7 @@ def prepare_tasks(
         workers: Worker processes (``1``: in this process).
         progress: Show a progress bar on stderr.
         known_only: Prepare only the tasks the env knows to be missing
-            (:meth:`~agentgym_budget.env.TextEnv.task_prepared` is ``False``); the others count as skipped.
+            (:meth:`~agentgym_budget.core.env.TextEnv.task_prepared` is ``False``); the others count as skipped.
 
     Raises:
         InvalidOptionError: A task id not in the split (with a did-you-mean), or ``workers < 1``.

@@ -12,7 +12,7 @@ Third-party code that never imports the package can still write
 ``gym.make("agentgym_budget:agentgym_budget/TextWorld-Cooking-v0")``; Gymnasium imports the
 module before the ``:`` first. Every id also has a vector entry point (:class:`VectorEntryPoint`):
 ``gym.make_vec(id, num_envs=n, vectorization_mode="vector_entry_point")`` (or no mode) returns an in-process
-:class:`~agentgym_budget.vector_env.TextVectorEnv`. :func:`make` accepts the same ids (with or without the
+:class:`~agentgym_budget.vector.text_vector_env.TextVectorEnv`. :func:`make` accepts the same ids (with or without the
 namespace) and, for an unknown id, raises :class:`~agentgym_budget.errors.UnknownEnvIdError`
 naming the closest registered ids.
 
@@ -82,7 +82,7 @@ _CATALOG: dict[str, EnvIdInfo] = {}
 
 @dataclass(frozen=True)
 class VectorEntryPoint:
-    """The ``vector_entry_point`` of an id: builds its :class:`~agentgym_budget.vector_env.TextVectorEnv`.
+    """The ``vector_entry_point`` of an id: builds its :class:`~agentgym_budget.vector.text_vector_env.TextVectorEnv`.
 
     Gymnasium calls it as ``entry_point(num_envs=n, **kwargs)`` without the id, so each id has its own.
     The vector env's module is imported on the first call (as string entry points are).
@@ -94,7 +94,7 @@ class VectorEntryPoint:
     env_id: str
 
     def __call__(self, num_envs: int = 1, **kwargs: Any) -> Any:
-        module = importlib.import_module("agentgym_budget.vector_env")
+        module = importlib.import_module("agentgym_budget.vector.text_vector_env")
         return module.TextVectorEnv(self.env_id, num_envs, **kwargs)
 
 

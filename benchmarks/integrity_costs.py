@@ -40,7 +40,7 @@ import gymnasium as gym
 from textworld.envs.pddl import textgen
 
 import agentgym_budget  # noqa: F401  (registers the ids)
-from agentgym_budget import cache
+from agentgym_budget.storage import cache
 from agentgym_budget.tasks.alfworld import data as alfworld_data
 from agentgym_budget.tasks.alfworld import grammar, pddl_env
 from agentgym_budget.tasks.alfworld.engine import AlfworldEngine

@@ -33,8 +33,8 @@ import _harness
 import gymnasium as gym
 
 import agentgym_budget  # noqa: F401  (registers the ids)
-from agentgym_budget.game_cache_size import game_cache_bytes
-from agentgym_budget.memory_cache import MemoryCache
+from agentgym_budget.storage.game_cache_size import game_cache_bytes
+from agentgym_budget.storage.memory_cache import MemoryCache
 from agentgym_budget.tasks.textworld import engine
 
 KINDS = {

@@ -35,8 +35,8 @@ import gymnasium as gym
 import textworld
 
 import agentgym_budget  # noqa: F401  (registers the ids)
-from agentgym_budget import snapshot
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots import stack as snapshot
+from agentgym_budget.snapshots.state import EnvState
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 
 RESULTS = Path(__file__).parent / "results"

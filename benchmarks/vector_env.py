@@ -33,7 +33,7 @@ import _harness
 import gymnasium as gym
 
 import agentgym_budget
-from agentgym_budget.vector_env import TextVectorEnv
+from agentgym_budget.vector.text_vector_env import TextVectorEnv
 
 COIN = "agentgym_budget/TextWorld-CoinCollector-v0"
 MOVES = ("go north", "go east", "go south", "go west", "look")

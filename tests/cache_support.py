@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_budget import cache
+from agentgym_budget.storage import cache
 
 __all__ = ["CORRUPTIONS", "corrupt", "new_process"]
 

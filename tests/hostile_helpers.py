@@ -22,7 +22,7 @@ import numpy as np
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import SnapshotMismatchError
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.wrappers import StateSnapshot
 

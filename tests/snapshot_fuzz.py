@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentgym_budget.errors import AgentGymBudgetError
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 from tests.travel_helpers import FAMILIES, _plan, _play
 
 __all__ = ["leaves", "main", "replace_leaf"]

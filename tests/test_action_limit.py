@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import agentgym_budget  # noqa: F401  (registers the ids)
+from agentgym_budget.core.text import ACTION_MAX_LENGTH, ACTION_STEP_LIMIT
 from agentgym_budget.errors import InvalidActionError, InvalidOptionError
-from agentgym_budget.text import ACTION_MAX_LENGTH, ACTION_STEP_LIMIT
 from agentgym_budget.wrappers import TurnBudget
 
 FAMILIES = {

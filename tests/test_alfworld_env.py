@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("alfworld")
 
 import agentgym_budget
+from agentgym_budget._internal.install_hint import install_command
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.install_hint import install_command
 from agentgym_budget.tasks.alfworld.env import ALFWorldEnv, sanitize_command
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 from tests.alfworld_support import TYPES, game_paths

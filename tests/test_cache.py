@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_budget.cache import CACHE_ENV_VAR, cache_key, cache_root, cached_directory
+from agentgym_budget.storage.cache import CACHE_ENV_VAR, cache_key, cache_root, cached_directory
 
 
 def _slow_build(log: str):

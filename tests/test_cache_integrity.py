@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_budget import cache
-from agentgym_budget.cache import CacheRepairWarning, cached_directory, check_entry
+from agentgym_budget.storage import cache
+from agentgym_budget.storage.cache import CacheRepairWarning, cached_directory, check_entry
 from tests.cache_support import CORRUPTIONS, corrupt, new_process
 
 
@@ -116,7 +116,7 @@ def test_a_path_traversal_in_a_manifest_is_refused(tmp_path, monkeypatch):
 _SLOW_BUILD = """
     import sys, time
     from pathlib import Path
-    from agentgym_budget.cache import cached_directory
+    from agentgym_budget.storage.cache import cached_directory
 
     def build(folder):
         (folder / "half.txt").write_text("half")

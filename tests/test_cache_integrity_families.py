@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_budget import cache
-from agentgym_budget.cache import CacheRepairWarning, check_entry
 from agentgym_budget.errors import DataError
+from agentgym_budget.storage import cache
+from agentgym_budget.storage.cache import CacheRepairWarning, check_entry
 from tests.cache_support import CORRUPTIONS, corrupt, new_process
 
 
@@ -96,7 +96,7 @@ def test_damaged_alfworld_games_in_the_cache_are_regenerated(tmp_path, monkeypat
 
 _WEBSHOP = """
     import json, warnings
-    from agentgym_budget.cache import CacheRepairWarning
+    from agentgym_budget.storage.cache import CacheRepairWarning
     from agentgym_budget.tasks.webshop.data import example_data_dir
     from agentgym_budget.tasks.webshop.env import WebShopDataEnv, WebShopEnv
 

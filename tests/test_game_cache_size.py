@@ -9,7 +9,7 @@ import pytest
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.game_cache_size import (
+from agentgym_budget.storage.game_cache_size import (
     DEFAULT_GAME_CACHE_MB,
     GAME_CACHE_ENV_VAR,
     LEGACY_ALFWORLD_CACHE_ENV_VAR,

@@ -7,8 +7,8 @@ import pytest
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.group import group_reset
 from agentgym_budget.testing import transition_key
+from agentgym_budget.vector.group import group_reset
 from agentgym_budget.wrappers import BudgetMix, StateSnapshot, TurnBudget
 
 

@@ -12,7 +12,7 @@ from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidOptionError
-from agentgym_budget.group_vector import GroupVectorEnv
+from agentgym_budget.vector.group_vector import GroupVectorEnv
 from agentgym_budget.wrappers import BudgetMix, TurnBudget
 
 COIN = "agentgym_budget/TextWorld-CoinCollector-v0"

@@ -12,7 +12,7 @@ from agentgym_budget.agents.prompting import PromptTemplate
 from agentgym_budget.chat.format import FORMAT_FILE, ChatFormat
 from agentgym_budget.errors import DataError, RunConfigError
 from agentgym_budget.runner.store import pin_settings, read_jsonl
-from agentgym_budget.safe_json import MAX_DEPTH, read_json_file
+from agentgym_budget.storage.safe_json import MAX_DEPTH, read_json_file
 from agentgym_budget.tasks.alfworld.data import read_game_data, read_trajectory
 from agentgym_budget.tasks.webshop.data import load_webshop_data
 from agentgym_budget.tasks.webshop.storage import read_json

@@ -20,7 +20,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: pip vendors the same parser
     from pip._vendor import tomli as tomllib
 
-from agentgym_budget.install_hint import install_command
+from agentgym_budget._internal.install_hint import install_command
 
 ROOT = Path(__file__).resolve().parents[1]
 

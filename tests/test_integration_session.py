@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from agentgym_budget._internal.install_hint import install_command
 from agentgym_budget.agents.actions import parse_action
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import (
@@ -19,7 +20,6 @@ from agentgym_budget.errors import (
     MissingDependencyError,
     UnknownEnvIdError,
 )
-from agentgym_budget.install_hint import install_command
 from agentgym_budget.integrations.pool import SessionPool
 from agentgym_budget.integrations.session import EpisodeSession
 from agentgym_budget.integrations.session_config import SessionConfig, episode_fields

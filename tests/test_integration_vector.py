@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import agentgym_budget  # noqa: F401
+from agentgym_budget.core.text import CHARSET, observation_space
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.text import CHARSET, observation_space
 from agentgym_budget.vector import reset_each
 from agentgym_budget.wrappers import TurnBudget
 
@@ -53,7 +53,9 @@ def test_async_shared_memory_matches_sync(context):
 
 @pytest.mark.slow
 def test_charset_order_does_not_depend_on_the_hash_seed():
-    script = "from agentgym_budget.text import observation_space; print(''.join(observation_space().character_list))"
+    script = (
+        "from agentgym_budget.core.text import observation_space; print(''.join(observation_space().character_list))"
+    )
     orders = set()
     for seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed}

@@ -22,8 +22,8 @@ pytest.importorskip("alfworld")
 
 from textworld.generator.game import EntityInfo
 
-from agentgym_budget import cache
 from agentgym_budget.errors import DataError
+from agentgym_budget.storage import cache
 from agentgym_budget.tasks.alfworld.env import ALFWorldEnv
 from agentgym_budget.tasks.alfworld.expressions import ENTITY_FIELDS, compile_expression
 from tests.alfworld_support import choose, game_paths

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_budget.cache import CACHE_ENV_VAR
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.prepare import prepare_tasks, select_tasks
 from agentgym_budget.runner.rollout import EnvRef
+from agentgym_budget.storage.cache import CACHE_ENV_VAR
 
 COIN = EnvRef.parse("TextWorld-CoinCollector-v0", "level=1")
 TASKS = 3

@@ -11,7 +11,7 @@ import pytest
 from agentgym_budget.agents import NoisyExpertNoRecover
 from agentgym_budget.agents.openai_chat import OpenAIChatAgent
 from agentgym_budget.cli.main import main
-from agentgym_budget.env import TextEnv
+from agentgym_budget.core.env import TextEnv
 from agentgym_budget.errors import DataError, InvalidOptionError, RunConfigError
 from agentgym_budget.eval.passkt.config import PassKTConfig
 from agentgym_budget.eval.passkt.plan import run_passkt

@@ -8,9 +8,9 @@ import gymnasium as gym
 import pytest
 
 from agentgym_budget.agents import ExpertAgent, NoisyExpertNoRecover, NoisyExpertRecover, RandomAgent
+from agentgym_budget.core.text import is_admissible
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.registration import make
-from agentgym_budget.text import is_admissible
 from agentgym_budget.wrappers import ProcessReward, StateSnapshot, TurnBudget
 
 COOKING = [("TextWorld-Cooking-v0", {"difficulty": 1}), ("TextWorld-Cooking-v0", {"difficulty": 3})]

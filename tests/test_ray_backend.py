@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import ray
 
+from agentgym_budget._internal.install_hint import install_command
 from agentgym_budget.cli.main import main
 from agentgym_budget.errors import MissingDependencyError, WorkerError
 from agentgym_budget.eval.passkt.config import PassKTConfig
@@ -24,7 +25,6 @@ from agentgym_budget.eval.passkt.worker import close_worker_resources, play_job
 from agentgym_budget.eval.probes.plan import ProbeConfig, probe_key, run_probe
 from agentgym_budget.eval.recovery.config import RecoveryConfig
 from agentgym_budget.eval.recovery.plan import recovery_key, run_recovery
-from agentgym_budget.install_hint import install_command
 from agentgym_budget.runner.pool import Emit, make_backend, run_jobs
 from agentgym_budget.runner.ray_executor import RayBackend
 from agentgym_budget.runner.rollout import EnvRef

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from agentgym_budget import snapshot_codec
 from agentgym_budget.agents import parse_agent
 from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError
 from agentgym_budget.integrations.ray_rollouts import (
@@ -17,6 +16,7 @@ from agentgym_budget.integrations.ray_rollouts import (
     rollout_actors,
 )
 from agentgym_budget.runner.rollout import agent_view
+from agentgym_budget.snapshots import codec as snapshot_codec
 from tests.ray_support import ray_cluster, wait_for_free_cpus
 
 __all__ = ["ray_cluster"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentgym_budget.cli.main import main
-from agentgym_budget.env import TextEnv
+from agentgym_budget.core.env import TextEnv
 from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError
 from agentgym_budget.eval.probes.judge import try_action
 from agentgym_budget.eval.probes.references import expert_trajectories

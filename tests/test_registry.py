@@ -9,7 +9,7 @@ import gymnasium as gym
 import pytest
 
 import agentgym_budget
-from agentgym_budget.env import TextEnv
+from agentgym_budget.core.env import TextEnv
 from agentgym_budget.errors import UnknownEnvIdError
 from tests.test_conformance import SPECIAL_KWARGS
 

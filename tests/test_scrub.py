@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from agentgym_budget.runner.scrub import scrub
 from agentgym_budget.runner.store import JsonlStore
-from agentgym_budget.scrub import scrub
 
 
 def test_an_echoed_key_in_an_action_is_not_written(tmp_path, monkeypatch):

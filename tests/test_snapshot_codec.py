@@ -12,11 +12,11 @@ from collections import deque
 import numpy as np
 import pytest
 
-from agentgym_budget import snapshot_codec
-from agentgym_budget.env import Turn
+from agentgym_budget.core.env import Turn
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
-from agentgym_budget.snapshot_codec import FORMAT_VERSION, MAGIC, JsonData, decode, encode
-from agentgym_budget.state import EnvState, ReplayLog, TextEnvState
+from agentgym_budget.snapshots import codec as snapshot_codec
+from agentgym_budget.snapshots.codec import FORMAT_VERSION, MAGIC, JsonData, decode, encode
+from agentgym_budget.snapshots.state import EnvState, ReplayLog, TextEnvState
 
 _PREFIX = struct.Struct("<8sII16s")
 

@@ -8,11 +8,11 @@ import struct
 import numpy as np
 import pytest
 
-from agentgym_budget import snapshot_keys
-from agentgym_budget.env import Turn
+from agentgym_budget.core.env import Turn
 from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError
-from agentgym_budget.snapshot_codec import FORMAT_VERSION, MAGIC, decode
-from agentgym_budget.state import EnvState, TextEnvState
+from agentgym_budget.snapshots import keys as snapshot_keys
+from agentgym_budget.snapshots.codec import FORMAT_VERSION, MAGIC, decode
+from agentgym_budget.snapshots.state import EnvState, TextEnvState
 
 _PREFIX = struct.Struct("<8sII16s")
 

@@ -23,7 +23,7 @@ import pytest
 
 import agentgym_budget  # noqa: F401  (registers the ids)
 from agentgym_budget.errors import SnapshotMismatchError
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 from agentgym_budget.tasks.alfworld.portable import PortableAlfworldState
 from agentgym_budget.tasks.textworld.portable import PortableTextWorldState
 from agentgym_budget.testing import transition_key

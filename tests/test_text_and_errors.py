@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentgym_budget import errors, text
-from agentgym_budget.install_hint import command_for, install_command
+from agentgym_budget._internal.install_hint import command_for, install_command
 
 
 @given(st.text(max_size=2000))

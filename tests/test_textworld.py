@@ -12,8 +12,8 @@ import gymnasium as gym
 import pytest
 
 import agentgym_budget  # noqa: F401
-from agentgym_budget.cache import CACHE_ENV_VAR
 from agentgym_budget.errors import DataError, InvalidOptionError, UnknownSplitError, UnknownTaskError
+from agentgym_budget.storage.cache import CACHE_ENV_VAR
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import MAX_COMMAND_LENGTH, sanitize_command
 from agentgym_budget.wrappers import TurnBudget

@@ -10,8 +10,8 @@ import gymnasium as gym
 import pytest
 
 import agentgym_budget
-from agentgym_budget.cache import CACHE_ENV_VAR
 from agentgym_budget.errors import GenerationError
+from agentgym_budget.storage.cache import CACHE_ENV_VAR
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import sanitize_command
 

@@ -11,7 +11,7 @@ import pytest
 import agentgym_budget
 from agentgym_budget.errors import InvalidInfoKeyError, InvalidOptionError, SnapshotMismatchError
 from agentgym_budget.runner.rollout import EnvRef
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 from agentgym_budget.testing import EnvConformance
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 

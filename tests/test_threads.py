@@ -18,8 +18,8 @@ import gymnasium as gym
 import pytest
 
 import agentgym_budget  # noqa: F401  (registers the ids)
-from agentgym_budget.cache import CACHE_ENV_VAR
-from agentgym_budget.memory_cache import MemoryCache
+from agentgym_budget.storage.cache import CACHE_ENV_VAR
+from agentgym_budget.storage.memory_cache import MemoryCache
 
 THREADS = 8
 STEPS = 6
@@ -188,7 +188,7 @@ def test_textworld_parsers_are_per_thread():
 
 def test_cache_entries_are_built_once_when_threads_of_one_process_race(tmp_path):
     """The file lock of ``cached_directory`` also excludes threads of the same process."""
-    from agentgym_budget.cache import cached_directory
+    from agentgym_budget.storage.cache import cached_directory
 
     builds: list[int] = []
     barrier = threading.Barrier(THREADS)

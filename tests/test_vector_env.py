@@ -17,7 +17,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 import agentgym_budget
 from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidBudgetError, InvalidOptionError
 from agentgym_budget.vector import reset_each
-from agentgym_budget.vector_env import TextVectorEnv
+from agentgym_budget.vector.text_vector_env import TextVectorEnv
 from agentgym_budget.wrappers import TurnBudget
 from tests.test_conformance import SPECIAL_KWARGS
 

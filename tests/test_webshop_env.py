@@ -11,8 +11,8 @@ import gymnasium as gym
 import pytest
 
 import agentgym_budget
+from agentgym_budget._internal.install_hint import install_command
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.install_hint import install_command
 from agentgym_budget.tasks.webshop.env import WebShopEnv
 from agentgym_budget.tasks.webshop.session import SEARCH_TEMPLATE, Session, parse_action
 from agentgym_budget.wrappers import StateSnapshot

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentgym_budget.cache import CacheRepairWarning
+from agentgym_budget.storage.cache import CacheRepairWarning
 from agentgym_budget.tasks.webshop.env import WebShopEnv
 from agentgym_budget.tasks.webshop.generator import cached_catalog
 from agentgym_budget.tasks.webshop.search import SearchIndex

@@ -20,7 +20,7 @@ from typing import Any
 import gymnasium as gym
 
 import agentgym_budget  # noqa: F401  (registers the ids)
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 from agentgym_budget.testing import transition_key
 from agentgym_budget.wrappers import BudgetMix, ProcessReward, StateSnapshot, TurnBudget
 

@@ -38,8 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentgym_budget.agents.prompting import extract_action
+from agentgym_budget.core.text import is_admissible
 from agentgym_budget.errors import InvalidActionError
-from agentgym_budget.text import is_admissible
 
 __all__ = ["ParsedAction", "parse_action"]
 

@@ -8,7 +8,7 @@
 * a local Hugging Face model directory (returned as it is).
 
 A GGUF file is dequantised once (transformers' ``gguf_file=`` loader, which needs the ``gguf``
-package; fp32 weights) into a cache entry (:func:`agentgym_budget.cache.cached_directory`, keyed by
+package; fp32 weights) into a cache entry (:func:`agentgym_budget.storage.cache.cached_directory`, keyed by
 the file's SHA-256 and the transformers version), with the tool-calling chat template the suite's
 chat format needs (TRL's Qwen2.5 template: ``<tool_call>`` JSON, ``tool`` messages; SmolLM2 shares
 its ``<|im_start|>`` / ``<|im_end|>`` tokens) and a pad token.
@@ -26,9 +26,9 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-from agentgym_budget.cache import cached_directory
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError, InvalidOptionError, MissingDependencyError
+from agentgym_budget.storage.cache import cached_directory
 
 __all__ = ["packaged_gguf", "resolve_model"]
 

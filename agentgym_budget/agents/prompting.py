@@ -41,7 +41,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from agentgym_budget.errors import DataError
-from agentgym_budget.safe_json import read_json_file
+from agentgym_budget.storage.safe_json import read_json_file
 
 __all__ = ["PromptTemplate", "extract_action"]
 

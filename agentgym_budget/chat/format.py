@@ -25,7 +25,7 @@ from typing import Any
 
 from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT, act_tool_schema, tool_call
 from agentgym_budget.errors import DataError
-from agentgym_budget.safe_json import read_json_file
+from agentgym_budget.storage.safe_json import read_json_file
 
 __all__ = ["FORMAT_FILE", "ChatFormat", "ConversationTokens"]
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import argparse
 
+from agentgym_budget._internal.install_hint import install_command
 from agentgym_budget.agents import agent_kinds
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
-from agentgym_budget.install_hint import install_command
 from agentgym_budget.registration import env_info, missing_modules, registered_ids
 
 __all__: list[str] = []

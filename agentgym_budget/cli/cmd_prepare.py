@@ -57,6 +57,6 @@ def run(args: argparse.Namespace) -> int:
 
 def cache_location() -> str:
     """The cache directory in use."""
-    from agentgym_budget.cache import cache_root
+    from agentgym_budget.storage.cache import cache_root
 
     return str(cache_root())

@@ -6,7 +6,7 @@ What travels is a configuration plus a snapshot, never an env object:
   wrapper settings: ``TurnBudget`` budget and visibility, optional ``BudgetMix``) builds the same
   stack anywhere (:meth:`RolloutConfig.make`); each :class:`RolloutWorker` actor builds its stack
   once from it;
-* a :class:`ForkPoint` (the stack's :class:`~agentgym_budget.state.EnvState` plus the observation and
+* a :class:`ForkPoint` (the stack's :class:`~agentgym_budget.snapshots.state.EnvState` plus the observation and
   ``info`` the agent sees there) is put in the object store once (``ray.put``); every actor that
   plays from it receives the same object, its buffers read-only views of the store (zero-copy), and
   restores it: nothing is replayed, no engine is shipped;
@@ -46,12 +46,12 @@ import gymnasium as gym
 
 from agentgym_budget.agents import parse_agent
 from agentgym_budget.agents.base import close_agent, close_shared_resources, episode_stats, required_info_keys
+from agentgym_budget.core.info_keys import STANDARD_INFO_KEYS
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.info_keys import STANDARD_INFO_KEYS
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.ray_cluster import ray_connection
 from agentgym_budget.runner.rollout import agent_view
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 from agentgym_budget.wrappers import BudgetMix, StateSnapshot, TurnBudget
 from agentgym_budget.wrappers.turn_budget import validate_budget
 

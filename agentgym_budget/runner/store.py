@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentgym_budget.errors import DataError, RunConfigError
-from agentgym_budget.safe_json import read_json_file, read_regular_file
-from agentgym_budget.scrub import scrub
+from agentgym_budget.runner.scrub import scrub
+from agentgym_budget.storage.safe_json import read_json_file, read_regular_file
 
 __all__ = ["JsonlStore", "atomic_write_text", "read_jsonl"]
 
@@ -230,7 +230,7 @@ def pin_settings(
 
     Raises:
         RunConfigError: The previous settings differ on a pinned key, or the file is not a regular file holding a
-            JSON object within the size and nesting limits of :mod:`agentgym_budget.safe_json`.
+            JSON object within the size and nesting limits of :mod:`agentgym_budget.storage.safe_json`.
 
     Example:
         >>> import tempfile, pathlib

@@ -52,7 +52,7 @@ from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.errors import DataError, InvalidOptionError, RunConfigError
 from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.runner.store import same_path
-from agentgym_budget.safe_json import read_json_file
+from agentgym_budget.storage.safe_json import read_json_file
 from agentgym_budget.train.base_model import build_base_model, save_model
 from agentgym_budget.train.config import RECIPES as RECIPES  # also importable from here, as before
 from agentgym_budget.train.config import TrainConfig

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_budget.core.text import normalize_command
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.runner.store import atomic_write_text, read_jsonl
-from agentgym_budget.text import normalize_command
 
 __all__ = [
     "EVALUATION_LOGS",

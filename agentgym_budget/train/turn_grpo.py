@@ -33,12 +33,12 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentgym_budget import snapshot
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import SnapshotUnsupportedError
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import BudgetToolEnv, check_trainer_args, play_free_text
-from agentgym_budget.snapshot_codec import encode
+from agentgym_budget.snapshots import stack as snapshot
+from agentgym_budget.snapshots.codec import encode
 from agentgym_budget.train.credit import RolloutTurns, check_credit, state_groups, turn_advantages, useful_fraction
 
 _BOOKKEEPING_LAYERS = ("gymnasium.wrappers.common.",)
@@ -50,7 +50,7 @@ __all__ = ["TurnToolEnv", "model_spans", "state_digest", "token_advantages"]
 def state_digest(env: Any, commands: Sequence[str] = ()) -> str:
     """A digest of ``env``'s state: equal digests are equal states.
 
-    The stack's native snapshot (:func:`agentgym_budget.snapshot.get_state`) without the parts of
+    The stack's native snapshot (:func:`agentgym_budget.snapshots.stack.get_state`) without the parts of
     Gymnasium's own checking wrappers (``PassiveEnvChecker`` remembers whether ``step`` was ever
     called and the last data it saw: bookkeeping, not state). An env without native snapshots is
     identified by its stack, task, budget and the commands played so far (``commands``).

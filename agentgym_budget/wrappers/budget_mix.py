@@ -11,8 +11,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 
-from agentgym_budget import snapshot
 from agentgym_budget.errors import InvalidBudgetError, WrapperOrderError
+from agentgym_budget.snapshots import stack as snapshot
 from agentgym_budget.wrappers.turn_budget import TurnBudget, validate_budget
 
 __all__ = ["BudgetMix", "BudgetSampler"]

@@ -25,7 +25,7 @@ bootstraps through time-limit truncations expects, but then :math:`G'` also rewa
 episode got (``c * gamma^T * progress``), which can reorder policies under a turn budget.
 
 Invalid actions: an action is *invalid* when it is not one of the ``admissible_actions`` of the
-state it was taken in (the previous ``info``), compared by :func:`~agentgym_budget.text.is_admissible`: case and runs of
+state it was taken in (the previous ``info``), compared by :func:`~agentgym_budget.core.text.is_admissible`: case and runs of
 white space are ignored, and an admissible entry with ``<...>`` placeholders (WebShop's
 ``search[<keywords>]``) matches any non-empty text in their place. The penalty is a cost, not
 shaping: it *can* change which policies are optimal (it makes wasted turns strictly worse); keep it
@@ -61,8 +61,8 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
+from agentgym_budget.core.text import is_admissible
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.text import is_admissible
 
 __all__ = ["ProcessReward"]
 

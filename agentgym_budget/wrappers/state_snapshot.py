@@ -10,14 +10,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 
-from agentgym_budget import snapshot
 from agentgym_budget.errors import (
     EpisodeOverError,
     InvalidOptionError,
     SnapshotMismatchError,
     SnapshotUnsupportedError,
 )
-from agentgym_budget.state import EnvState, ReplayLog
+from agentgym_budget.snapshots import stack as snapshot
+from agentgym_budget.snapshots.state import EnvState, ReplayLog
 
 __all__ = ["StateSnapshot"]
 
@@ -33,7 +33,7 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     Two ways to hold a state:
 
     ``"native"``
-        Every layer's own state is captured (:func:`agentgym_budget.snapshot.get_state`).
+        Every layer's own state is captured (:func:`agentgym_budget.snapshots.stack.get_state`).
         For TextWorld this is the interpreter's memory plus TextWorld's progress trackers:
         fast, and independent of the episode's length.
     ``"replay"``
@@ -154,7 +154,7 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
         Shared with this env (never written by a fork, or swapped in per step): the base env's
         loaded engine resources (the game file, the interpreter or planner, the task list and its
-        index; see :meth:`agentgym_budget.env.TextEnv.clone` with ``share_engine=True``), the env
+        index; see :meth:`agentgym_budget.core.env.TextEnv.clone` with ``share_engine=True``), the env
         spec and the constructor arguments. An engine-sharing env swaps its own state in whenever
         it acts, so sharing is invisible to the episodes.
 

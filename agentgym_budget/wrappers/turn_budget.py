@@ -8,8 +8,8 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
+from agentgym_budget.core.text import OBSERVATION_MAX_LENGTH
 from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError, InvalidOptionError
-from agentgym_budget.text import OBSERVATION_MAX_LENGTH
 
 __all__ = ["TurnBudget"]
 

@@ -47,10 +47,10 @@ import gymnasium as gym
 
 from agentgym_budget.agents.base import close_agent, required_info_keys
 from agentgym_budget.agents.registry import AgentSpec
+from agentgym_budget.core.text import is_admissible
 from agentgym_budget.eval.probes.states import HistoryTurn, ProbePoint, plan_of, prime_agent
 from agentgym_budget.runner.rollout import EpisodeResult, play_episode
-from agentgym_budget.state import EnvState
-from agentgym_budget.text import is_admissible
+from agentgym_budget.snapshots.state import EnvState
 
 __all__ = ["StateJudge", "is_optimal", "try_action"]
 
@@ -129,7 +129,7 @@ class ActionOutcome:
 
     Attributes:
         action: The action.
-        valid: It was one of the state's admissible actions (:func:`~agentgym_budget.text.is_admissible`).
+        valid: It was one of the state's admissible actions (:func:`~agentgym_budget.core.text.is_admissible`).
         optimal: It agrees with the expert.
         error: It is an error.
         won: The task was won by it.

@@ -40,7 +40,7 @@ import gymnasium as gym
 from agentgym_budget.agents.base import observe_turn
 from agentgym_budget.eval.probes.references import Trajectory
 from agentgym_budget.runner.rollout import agent_view
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 
 __all__ = ["HistoryTurn", "ProbePoint", "plan_of", "prime_agent", "walk"]
 

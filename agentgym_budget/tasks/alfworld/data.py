@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError
-from agentgym_budget.safe_json import read_json_file, resolve_user_path
+from agentgym_budget.storage.safe_json import read_json_file, resolve_user_path
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
 __all__ = [

@@ -1,6 +1,6 @@
 """ALFWorld environments: generated ALFRED-style games, or the official ALFWorld data.
 
-:class:`ALFWorldEnv` follows the :class:`~agentgym_budget.env.TextEnv` contract on the real
+:class:`ALFWorldEnv` follows the :class:`~agentgym_budget.core.env.TextEnv` contract on the real
 ALFWorld text engine (:class:`~.engine.AlfworldEngine`). Family specifics:
 
 * tasks: generated offline from the ALFRED scenes shipped in ``alfworld`` (:mod:`.generator`,
@@ -44,9 +44,9 @@ from typing import Any, ClassVar
 
 from gymnasium.utils import EzPickle
 
-from agentgym_budget.env import TextEnv, Turn
+from agentgym_budget.core.env import TextEnv, Turn
+from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.errors import InvalidOptionError, MissingDependencyError
-from agentgym_budget.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.tasks.alfworld import data as official
 from agentgym_budget.tasks.alfworld import generator
 from agentgym_budget.tasks.alfworld.portable import PortableAlfworldEnvState

@@ -18,7 +18,7 @@ split)``:
    free floor point;
 4. the goal is ALFRED's (``alfworld.gen.goal_library``) and the task text one of its templates.
 
-:func:`generate_game` writes the game into the cache (:func:`agentgym_budget.cache.cached_directory`)
+:func:`generate_game` writes the game into the cache (:func:`agentgym_budget.storage.cache.cached_directory`)
 after the planner (Fast Downward, as used by ALFWorld) found a plan and that plan, played
 through the engine, wins. A failing draw is redrawn from the same seeded generator, so the
 result is deterministic. Nothing is downloaded.
@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cache import cached_directory
 from agentgym_budget.errors import GenerationError, InvalidOptionError
+from agentgym_budget.storage.cache import cached_directory
 from agentgym_budget.tasks.alfworld import scenes
 from agentgym_budget.tasks.alfworld.scene_problem import pick_targets, scene_problem
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES

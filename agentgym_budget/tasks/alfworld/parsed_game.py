@@ -4,7 +4,7 @@ Starting a game that is not in a process's memory used to cost 0.4-2.5 s: Fast D
 translates the PDDL problem to SAS twice (about two thirds of it) and TatSu parses the
 game's grammar document and every production of its text grammar (the other third). None
 of it depends on anything but the game's domain, grammar and problem, so it is done once
-per machine and stored in the cache (:func:`agentgym_budget.cache.cached_directory`, namespace
+per machine and stored in the cache (:func:`agentgym_budget.storage.cache.cached_directory`, namespace
 ``alfworld-parsed``, keyed by a SHA-256 of those three texts and the library versions):
 
 * ``parsed.json.gz``: the planner task's types, objects and action parameters, the initial
@@ -38,7 +38,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cache import cached_directory
+from agentgym_budget.storage.cache import cached_directory
 
 __all__ = ["PARSED_FORMAT", "ActionSchema", "Parameter", "ParsedGame", "build_logic", "load_parsed"]
 

@@ -47,9 +47,9 @@ from textworld.envs.pddl.pddl import PddlEnv
 from textworld.logic import Proposition, Variable
 
 from agentgym_budget.errors import DataError
-from agentgym_budget.game_cache_size import GAME_CACHE_ENV_VAR as SHARED_GAME_CACHE_ENV_VAR
-from agentgym_budget.game_cache_size import game_cache_bytes
-from agentgym_budget.memory_cache import MemoryCache
+from agentgym_budget.storage.game_cache_size import GAME_CACHE_ENV_VAR as SHARED_GAME_CACHE_ENV_VAR
+from agentgym_budget.storage.game_cache_size import game_cache_bytes
+from agentgym_budget.storage.memory_cache import MemoryCache
 from agentgym_budget.tasks.alfworld.data import read_game_data
 from agentgym_budget.tasks.alfworld.game_data import GameData
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar, check_grammar
@@ -134,7 +134,7 @@ def _cache_capacity() -> int:
 
 GAME_CACHE_ENV_VAR = SHARED_GAME_CACHE_ENV_VAR
 """Environment variable: megabytes of loaded games kept per process (default 128; shared with TextWorld,
-see :mod:`agentgym_budget.game_cache_size`)."""
+see :mod:`agentgym_budget.storage.game_cache_size`)."""
 
 GAME_CACHE: MemoryCache[GameData] = MemoryCache(_cache_capacity(), weigh=lambda game: game.weight)
 """The loaded games of this process, least recently used evicted past :data:`GAME_CACHE_ENV_VAR` megabytes

@@ -37,9 +37,9 @@ from textworld.envs.wrappers.tw_inform7 import GameData, Inform7Data, StateTrack
 from textworld.generator.game import Game, GameProgression
 
 from agentgym_budget.errors import DataError, SnapshotMismatchError
-from agentgym_budget.game_cache_size import game_cache_bytes
-from agentgym_budget.memory_cache import MemoryCache
-from agentgym_budget.snapshot_codec import JsonData
+from agentgym_budget.snapshots.codec import JsonData
+from agentgym_budget.storage.game_cache_size import game_cache_bytes
+from agentgym_budget.storage.memory_cache import MemoryCache
 from agentgym_budget.tasks.textworld.interpreter import InterpreterLease
 from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
 from agentgym_budget.tasks.textworld.portable import PortableTextWorldState, freeze_trackers, game_digest, thaw_trackers

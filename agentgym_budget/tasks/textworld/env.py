@@ -1,7 +1,7 @@
 """TextWorld environments: generated games (by challenge) and user-provided game files.
 
 Every env here plays ``.z8`` games through :class:`~.engine.TextWorldEngine` and
-follows the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics:
+follows the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specifics:
 
 * reward: the game score gained this turn (episode return = final score);
 * ``progress``: ``score / max_score`` (``1.0`` once won when a game has no score);
@@ -40,9 +40,9 @@ from typing import Any, ClassVar
 import textworld
 from gymnasium.utils import EzPickle
 
-from agentgym_budget.env import TextEnv, Turn
+from agentgym_budget.core.env import TextEnv, Turn
 from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.safe_json import resolve_user_path
+from agentgym_budget.storage.safe_json import resolve_user_path
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import UNKNOWN_VERB_FEEDBACK, check_command
 from agentgym_budget.tasks.textworld.engine import TextWorldEngine

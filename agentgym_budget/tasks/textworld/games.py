@@ -3,7 +3,7 @@
 A :class:`GameRecipe` says how to make one kind of game (a TextWorld challenge
 with its settings, or a custom world); :func:`generate_game` makes the game of a
 given seed in-process (``make`` + ``compile_game``, not the ``tw-make`` CLI) and
-caches it under :func:`agentgym_budget.cache.cache_root` ``/textworld``, keyed by the
+caches it under :func:`agentgym_budget.storage.cache.cache_root` ``/textworld``, keyed by the
 TextWorld version, the recipe and the seed. A cached game is never regenerated.
 
 Every game is played by its own expert before it is cached: TextWorld's winning policy,
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cache import cache_root, cached_directory, find_entry
 from agentgym_budget.errors import GenerationError, InvalidOptionError
+from agentgym_budget.storage.cache import cache_root, cached_directory, find_entry
 
 __all__ = [
     "COOKING_DIFFICULTIES",

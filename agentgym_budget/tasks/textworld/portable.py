@@ -53,7 +53,7 @@ from textworld.generator.game import (
 from textworld.logic import Action, Placeholder, Proposition, State, Variable
 
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
-from agentgym_budget.snapshot_codec import JsonData
+from agentgym_budget.snapshots.codec import JsonData
 
 __all__ = ["PortableTextWorldState", "freeze_trackers", "game_digest", "thaw_trackers"]
 

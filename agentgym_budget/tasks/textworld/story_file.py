@@ -19,7 +19,7 @@ The checksum does not cover the 64-byte header itself: a damaged header field th
 passes these checks (an address moved within its valid range) is not detected. On a
 TextWorld game, 19 of the 512 possible single-bit header flips pass and make the interpreter
 loop; none ends the process. Cache entries are also covered by their SHA-256 manifest
-(:mod:`agentgym_budget.cache`), which catches every change.
+(:mod:`agentgym_budget.storage.cache`), which catches every change.
 
 A file that passed is remembered per process with its ``stat`` (size, times, inode), so checking
 the same game again costs one ``stat``.

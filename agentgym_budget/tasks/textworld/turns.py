@@ -2,7 +2,7 @@
 
 :func:`request_infos` asks TextWorld for exactly what the requested ``info`` keys need (its state
 tracking, the most expensive part of a step, only runs for keys that read it);
-:func:`make_turn` turns TextWorld's game state into the env's :class:`~agentgym_budget.turn.Turn`.
+:func:`make_turn` turns TextWorld's game state into the env's :class:`~agentgym_budget.core.turn.Turn`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import textworld
 
-from agentgym_budget.info_keys import EXPERT_INFO_KEYS
-from agentgym_budget.turn import Turn
+from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
+from agentgym_budget.core.turn import Turn
 
 __all__ = [
     "LEAN_INFO_KEYS",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError
-from agentgym_budget.safe_json import read_json_file
+from agentgym_budget.storage.safe_json import read_json_file
 from agentgym_budget.tasks.webshop.catalog import Product, ProductDetails, Review, format_price
 
 __all__ = ["check_string_list", "parse_pricing", "read_data_json", "read_product", "read_reviews"]

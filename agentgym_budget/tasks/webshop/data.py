@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.safe_json import resolve_user_path
+from agentgym_budget.storage.safe_json import resolve_user_path
 from agentgym_budget.tasks.webshop._data_records import (
     check_string_list,
     read_data_json,

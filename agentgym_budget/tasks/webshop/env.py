@@ -1,6 +1,6 @@
 """WebShop environments: the built-in generated catalog, and the real WebShop data files.
 
-Both follow the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics:
+Both follow the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specifics:
 
 * actions: ``search[keywords]`` and ``click[label]`` (:mod:`.session`); any other string
   is a normal turn that changes nothing and explains why;
@@ -22,7 +22,7 @@ Both follow the :class:`~agentgym_budget.env.TextEnv` contract. Family specifics
 
 Catalogs and their search indexes are loaded once per process and shared by every env
 that uses them; generated catalogs and all indexes are built once per machine, in the
-on-disk cache (:mod:`agentgym_budget.cache`).
+on-disk cache (:mod:`agentgym_budget.storage.cache`).
 
 Example:
     >>> import gymnasium as gym
@@ -47,11 +47,11 @@ from typing import Any, ClassVar
 
 from gymnasium.utils import EzPickle
 
-from agentgym_budget.cache import cache_key
-from agentgym_budget.env import TextEnv, Turn
+from agentgym_budget.core.env import TextEnv, Turn
+from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.errors import DataError, InvalidOptionError, MissingDependencyError
-from agentgym_budget.info_keys import EXPERT_INFO_KEYS
-from agentgym_budget.safe_json import resolve_user_path
+from agentgym_budget.storage.cache import cache_key
+from agentgym_budget.storage.safe_json import resolve_user_path
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal
 from agentgym_budget.tasks.webshop.expert import expert_plan
 from agentgym_budget.tasks.webshop.generator import cached_catalog

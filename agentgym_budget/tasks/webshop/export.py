@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cache import cached_directory
+from agentgym_budget.storage.cache import cached_directory
 from agentgym_budget.tasks.webshop.catalog import Catalog, Product, ProductDetails
 
 __all__ = ["example_data_dir", "export_webshop_data"]

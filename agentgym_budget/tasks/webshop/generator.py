@@ -299,7 +299,7 @@ def cached_catalog(num_products: int, seed: int = 0, *, root: Path | None = None
     """:func:`generate_catalog` with the default instructions, stored in the on-disk cache.
 
     The first call generates the catalog and stores its records as JSON under
-    ``webshop-catalog`` in the cache (:func:`agentgym_budget.cache.cached_directory`); later calls,
+    ``webshop-catalog`` in the cache (:func:`agentgym_budget.storage.cache.cached_directory`); later calls,
     in any process, load and check them (:mod:`.storage`: a corrupt entry is rebuilt).
 
     Raises:

@@ -37,9 +37,9 @@ from typing import Any, TypeVar
 import numpy as np
 from filelock import FileLock
 
-from agentgym_budget.cache import cached_directory
 from agentgym_budget.errors import DataError
-from agentgym_budget.safe_json import read_json_file
+from agentgym_budget.storage.cache import cached_directory
+from agentgym_budget.storage.safe_json import read_json_file
 
 __all__ = ["read_json"]
 

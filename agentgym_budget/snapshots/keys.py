@@ -1,6 +1,6 @@
 """Keyed integrity for snapshots that cross a trust boundary (an HMAC with a key the user supplies).
 
-The digest in every snapshot (:mod:`~agentgym_budget.snapshot_codec`) is an *unkeyed* BLAKE2b: it
+The digest in every snapshot (:mod:`~agentgym_budget.snapshots.codec`) is an *unkeyed* BLAKE2b: it
 catches truncation and accidental corruption in transit, but anyone who edits a snapshot can
 recompute it, so it does not say who wrote the bytes. Restoring never runs code from a snapshot and
 every engine checks a state against its game before using it (a TextWorld state against its story:
@@ -87,7 +87,7 @@ def unseal(data: bytes | memoryview, key: bytes | None = None) -> bytes | memory
         if sealed:
             raise SnapshotMismatchError(
                 f"This snapshot is sealed with a key, and none is configured: call "
-                f"agentgym_budget.snapshot_keys.use_key(KEY) or set {ENV_VAR}."
+                f"agentgym_budget.snapshots.keys.use_key(KEY) or set {ENV_VAR}."
             )
         return data
     if not sealed:

@@ -14,7 +14,7 @@ when done (``group.close()``).
 
 Where groups from one reset are available:
 
-* **Vector env**: :class:`~agentgym_budget.group_vector.GroupVectorEnv` is a Gymnasium vector env of
+* **Vector env**: :class:`~agentgym_budget.vector.group_vector.GroupVectorEnv` is a Gymnasium vector env of
   ``groups`` groups of ``group_size`` members; each start of a group (at ``reset`` and at autoreset)
   is one :func:`group_reset`, and every ``info`` names the start (``group_id``) so a GRPO trainer
   can collect the G returns of one start.
@@ -61,7 +61,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 from agentgym_budget.wrappers import StateSnapshot
 
 __all__ = ["Group", "group_reset"]

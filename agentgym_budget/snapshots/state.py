@@ -3,10 +3,10 @@
 Two kinds of object live here:
 
 * :class:`TextEnvState` is the part of a state that belongs to one
-  :class:`~agentgym_budget.env.TextEnv` (the task, the episode bookkeeping and,
+  :class:`~agentgym_budget.core.env.TextEnv` (the task, the episode bookkeeping and,
   when the task family supports it, the engine's native state).
 * :class:`EnvState` is what users hold: the state of a whole stack of wrappers
-  around an environment, as returned by :func:`agentgym_budget.snapshot.get_state`
+  around an environment, as returned by :func:`agentgym_budget.snapshots.stack.get_state`
   and :meth:`agentgym_budget.wrappers.StateSnapshot.snapshot`.
 
 Both are frozen dataclasses. Treat their contents as opaque: the fields are
@@ -14,7 +14,7 @@ documented for debugging, not as an API, and restoring a state never mutates it,
 so one state can be restored any number of times and into any number of forks.
 
 States travel between processes. :meth:`~EnvState.to_bytes` gives their serialised form
-(:mod:`agentgym_budget.snapshot_codec`: versioned, self-describing, loaded without running
+(:mod:`agentgym_budget.snapshots.codec`: versioned, self-describing, loaded without running
 code) and :meth:`~EnvState.from_bytes` reads it back; pickling a state goes through the same
 bytes, so a state pickled in one process (``multiprocessing``, Ray) restores in any other
 process of the same library versions, whatever its ``PYTHONHASHSEED``, also when its buffers
@@ -43,8 +43,8 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from agentgym_budget import snapshot_codec
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
+from agentgym_budget.snapshots import codec as snapshot_codec
 
 __all__ = ["EnvState", "ReplayLog", "SerialisedState", "TextEnvState"]
 
@@ -72,7 +72,7 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 class SerialisedState:
-    """Serialised form, pickling, equality and hashing of the state classes (through :mod:`~agentgym_budget.snapshot_codec`)."""
+    """Serialised form, pickling, equality and hashing of the state classes (through :mod:`~agentgym_budget.snapshots.codec`)."""
 
     __snapshot_record__: ClassVar[str]
 
@@ -80,7 +80,7 @@ class SerialisedState:
         """The serialised form of this state (computed once, then cached).
 
         Raises:
-            SnapshotUnsupportedError: A layer's part is not plain data (see :func:`agentgym_budget.snapshot_codec.encode`).
+            SnapshotUnsupportedError: A layer's part is not plain data (see :func:`agentgym_budget.snapshots.codec.encode`).
         """
         data = self.__dict__.get("_serialised")
         if data is None:
@@ -132,7 +132,7 @@ class SerialisedState:
 
 @dataclass(frozen=True, eq=False)
 class TextEnvState(SerialisedState):
-    """State of one :class:`~agentgym_budget.env.TextEnv` (the base of a stack).
+    """State of one :class:`~agentgym_budget.core.env.TextEnv` (the base of a stack).
 
     Attributes:
         env_key: Identity of the environment's configuration (family and generation
@@ -140,7 +140,7 @@ class TextEnvState(SerialisedState):
         task_id: The task being played.
         engine_seed: Seed given to the engine at reset (drives replays).
         actions: Every action of the episode so far, as passed to ``step``.
-        last_turn: The last :class:`~agentgym_budget.turn.Turn` returned to the agent.
+        last_turn: The last :class:`~agentgym_budget.core.turn.Turn` returned to the agent.
         episode_over: Whether the episode has terminated.
         rng_state: State of the env's ``np_random`` bit generator.
         engine: The engine's native state, or ``None`` when restoring means replaying ``actions``.

@@ -1,7 +1,7 @@
 """The serialised form of snapshots: versioned, self-describing, and loaded without executing code.
 
-:meth:`EnvState.to_bytes <agentgym_budget.state.EnvState.to_bytes>` writes a snapshot with
-:func:`encode`; :meth:`EnvState.from_bytes <agentgym_budget.state.EnvState.from_bytes>` reads it
+:meth:`EnvState.to_bytes <agentgym_budget.snapshots.state.EnvState.to_bytes>` writes a snapshot with
+:func:`encode`; :meth:`EnvState.from_bytes <agentgym_budget.snapshots.state.EnvState.from_bytes>` reads it
 with :func:`decode`. Pickling a snapshot goes through the same bytes, so a snapshot sent to
 another process (``multiprocessing``, Ray) restores there whatever that process's
 ``PYTHONHASHSEED``, including when its buffers arrive read-only.
@@ -43,7 +43,7 @@ and decoded without a copy.
 
 The digest catches truncation and corruption in transit, not deliberate edits (anyone can recompute
 it); for snapshots crossing a trust boundary, set a key and every snapshot is sealed with an HMAC
-(:mod:`~agentgym_budget.snapshot_keys`).
+(:mod:`~agentgym_budget.snapshots.keys`).
 
 Example:
     >>> from collections import deque
@@ -73,7 +73,7 @@ import numpy as np
 
 from agentgym_budget._version import __version__
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
-from agentgym_budget.snapshot_keys import seal, unseal
+from agentgym_budget.snapshots.keys import seal, unseal
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "RECORDS", "JsonData", "decode", "encode"]
 
@@ -83,10 +83,10 @@ _PREFIX = struct.Struct("<8sII16s")
 _ALIGN = 8
 
 RECORDS: dict[str, str] = {
-    "EnvState/1": "agentgym_budget.state:EnvState",
-    "ReplayLog/1": "agentgym_budget.state:ReplayLog",
-    "TextEnvState/1": "agentgym_budget.state:TextEnvState",
-    "Turn/1": "agentgym_budget.turn:Turn",
+    "EnvState/1": "agentgym_budget.snapshots.state:EnvState",
+    "ReplayLog/1": "agentgym_budget.snapshots.state:ReplayLog",
+    "TextEnvState/1": "agentgym_budget.snapshots.state:TextEnvState",
+    "Turn/1": "agentgym_budget.core.turn:Turn",
     "TextWorldState/1": "agentgym_budget.tasks.textworld.portable:PortableTextWorldState",
     "AlfworldState/1": "agentgym_budget.tasks.alfworld.portable:PortableAlfworldState",
     "AlfworldEnvState/1": "agentgym_budget.tasks.alfworld.portable:PortableAlfworldEnvState",
@@ -361,7 +361,7 @@ def decode(data: bytes | bytearray | memoryview) -> Any:
     Raises:
         SnapshotMismatchError: ``data`` is not a snapshot, is corrupted or truncated, or was written by
             another format or library version, or its seal does not match the snapshot key
-            (:mod:`~agentgym_budget.snapshot_keys`).
+            (:mod:`~agentgym_budget.snapshots.keys`).
     """
     data = unseal(data)
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)

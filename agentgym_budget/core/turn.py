@@ -1,6 +1,6 @@
 """What a task family's engine reports after a reset or a command (:class:`Turn`), and the ``info`` it makes.
 
-:class:`~agentgym_budget.env.TextEnv` normalises a family's :class:`Turn` and turns it into the
+:class:`~agentgym_budget.core.env.TextEnv` normalises a family's :class:`Turn` and turns it into the
 step's ``info`` with :func:`turn_info`.
 
 Example:
@@ -28,7 +28,7 @@ class Turn:
     """What a task family's engine reports after a reset or a command.
 
     Attributes:
-        observation: Text shown to the agent (normalised by :class:`~agentgym_budget.env.TextEnv`).
+        observation: Text shown to the agent (normalised by :class:`~agentgym_budget.core.env.TextEnv`).
         reward: Reward of this turn (``0.0`` after a reset).
         won: The task is completed.
         lost: The task failed irrecoverably.

@@ -31,15 +31,15 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from gymnasium.utils.env_checker import check_env
 
-from agentgym_budget._conformance_play import (
+from agentgym_budget.core.info_keys import STANDARD_INFO_KEYS
+from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidInfoKeyError
+from agentgym_budget.testing._play import (
     FALLBACK_ACTIONS,
     NASTY_ACTIONS,
     play_open_prefix,
     play_random,
     transition_key,
 )
-from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidInfoKeyError
-from agentgym_budget.info_keys import STANDARD_INFO_KEYS
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 
 __all__ = ["EnvConformance", "transition_key"]
@@ -185,7 +185,7 @@ class EnvConformance:
     def test_serialised_snapshot_restores_into_a_new_stack(self) -> None:
         import pickle
 
-        from agentgym_budget.state import EnvState
+        from agentgym_budget.snapshots.state import EnvState
 
         env = StateSnapshot(TurnBudget(self.make_env(), max_turns=100))
         other = StateSnapshot(TurnBudget(self.make_env(), max_turns=100))

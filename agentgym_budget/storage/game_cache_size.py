@@ -1,6 +1,6 @@
 """One setting for the per-process caches of parsed games (TextWorld and ALFWorld): megabytes kept.
 
-Each game family keeps the games a process played in a :class:`~agentgym_budget.memory_cache.MemoryCache`
+Each game family keeps the games a process played in a :class:`~agentgym_budget.storage.memory_cache.MemoryCache`
 bounded by an estimate of their bytes, so a process sampling thousands of tasks stays flat in
 memory and reloads an evicted game from disk. ``$AGENTGYM_BUDGET_GAME_CACHE_MB`` sets the bound
 of each family's cache (default 128); ``$AGENTGYM_BUDGET_ALFWORLD_CACHE_MB``, the older ALFWorld-only

@@ -1,6 +1,6 @@
 """A Gymnasium vector env of groups: ``groups`` starts, each played by ``group_size`` members.
 
-:class:`GroupVectorEnv` is the vector-env form of :func:`~agentgym_budget.group.group_reset` for
+:class:`GroupVectorEnv` is the vector-env form of :func:`~agentgym_budget.vector.group.group_reset` for
 GRPO-style training: sub-envs come in groups of ``group_size`` members (group-major: sub-env ``i``
 is member ``i % group_size`` of group ``i // group_size``), and every start of a group is **one**
 real reset of that group's env, forked ``group_size`` times through
@@ -73,8 +73,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidOptionError
-from agentgym_budget.group import Group, group_reset
-from agentgym_budget.snapshot import clone
+from agentgym_budget.snapshots.stack import clone
+from agentgym_budget.vector.group import Group, group_reset
 from agentgym_budget.wrappers import StateSnapshot
 
 __all__ = ["GroupVectorEnv"]

@@ -5,9 +5,9 @@ conformance suite in :mod:`agentgym_budget.testing` checks for every registered 
 
 Spaces
     ``observation_space`` and ``action_space`` are :class:`gymnasium.spaces.Text`
-    over :data:`agentgym_budget.text.CHARSET` (printable ASCII, newline, tab).
-    Observations are normalised into it (:func:`agentgym_budget.text.normalize_text`)
-    and hold at most :data:`~agentgym_budget.text.OBSERVATION_MAX_LENGTH` characters.
+    over :data:`agentgym_budget.core.text.CHARSET` (printable ASCII, newline, tab).
+    Observations are normalised into it (:func:`agentgym_budget.core.text.normalize_text`)
+    and hold at most :data:`~agentgym_budget.core.text.OBSERVATION_MAX_LENGTH` characters.
 
 ``reset(seed=None, options=None)``
     The seed picks the task from the env's split through ``np_random`` (same seed,
@@ -16,7 +16,7 @@ Spaces
     (wrappers consume their own options, e.g. ``max_turns`` for ``TurnBudget``).
 
 ``step(action)``
-    ``action`` must be a ``str`` of at most :data:`~agentgym_budget.text.ACTION_STEP_LIMIT` characters
+    ``action`` must be a ``str`` of at most :data:`~agentgym_budget.core.text.ACTION_STEP_LIMIT` characters
     (else :class:`~agentgym_budget.errors.InvalidActionError`, and no turn is spent).
     It is sanitised for the engine by the family; any string is one normal turn with
     the game's feedback. ``terminated`` is ``True`` once the task is won or lost;
@@ -25,17 +25,17 @@ Spaces
     The reward is family-specific and documented by each family.
 
 ``info``
-    Always :data:`~agentgym_budget.info_keys.STANDARD_INFO_KEYS` plus the opt-in keys
+    Always :data:`~agentgym_budget.core.info_keys.STANDARD_INFO_KEYS` plus the opt-in keys
     requested with ``info_keys=...`` at construction, except the standard keys a documented
     mode of a family makes opt-in (:attr:`TextEnv.omitted_info_keys`: TextWorld's ``lean=True``
     computes ``admissible_actions`` only when requested).
 
 ``get_state()`` / ``set_state(state)``
-    An immutable :class:`~agentgym_budget.state.TextEnvState`; restoring it makes the
+    An immutable :class:`~agentgym_budget.snapshots.state.TextEnvState`; restoring it makes the
     following observations, rewards and infos equal to those of a fresh replay of the
     same actions. Families with a native engine state restore it directly; the others
     reset with the same engine seed and replay the action log. A state also restores in
-    another process (:meth:`~agentgym_budget.state.SerialisedState.to_bytes`, or pickle)
+    another process (:meth:`~agentgym_budget.snapshots.state.SerialisedState.to_bytes`, or pickle)
     into an env made with the same id and arguments.
 
 Pickling, ``copy.copy`` and ``copy.deepcopy``
@@ -69,17 +69,17 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import EzPickle
 
-from agentgym_budget import text
-from agentgym_budget._env_support import check_restorable, fresh_spaces, generator_at, select_task
+from agentgym_budget.core import text
+from agentgym_budget.core._env_support import check_restorable, fresh_spaces, generator_at, select_task
+from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
+from agentgym_budget.core.turn import Turn, turn_info
 from agentgym_budget.errors import (
     EpisodeOverError,
     InvalidActionError,
     InvalidOptionError,
     UnknownSplitError,
 )
-from agentgym_budget.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
-from agentgym_budget.state import TextEnvState
-from agentgym_budget.turn import Turn, turn_info
+from agentgym_budget.snapshots.state import TextEnvState
 
 __all__ = ["TextEnv"]
 
@@ -100,6 +100,10 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     splits: ClassVar[tuple[str, ...]] = ("train", "valid", "test")
     optional_info_keys: ClassVar[Mapping[str, str]] = EXPERT_INFO_KEYS
     blocked_feedback: ClassVar[str] = "That command is not available in this game."
+    checks_state_before_set: ClassVar[bool] = True
+    """``set_state`` validates a state before it changes anything (snapshot stacks need not check first)."""
+    can_share_engine: ClassVar[bool] = True
+    """``clone(share_engine=True)`` gives a twin sharing this env's loaded engine (what forks use)."""
     omitted_info_keys: frozenset[str] = frozenset()
     """Standard ``info`` keys this env leaves out (a family's lean mode; empty by default)."""
 

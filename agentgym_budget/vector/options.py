@@ -21,10 +21,10 @@ resets to you (:func:`reset_each`).
 ``reset_mask``), e.g. a different task and budget per sub-env.
 
 **Groups** (GRPO-style, G members from one reset per start):
-:class:`~agentgym_budget.group_vector.GroupVectorEnv`.
+:class:`~agentgym_budget.vector.group_vector.GroupVectorEnv`.
 
 **Shared memory**: ``AsyncVectorEnv`` with ``shared_memory=True`` (the default) and with
-``shared_memory=False`` return the same strings (see :mod:`agentgym_budget.text_space`).
+``shared_memory=False`` return the same strings (see :mod:`agentgym_budget.core.text_space`).
 
 Example:
     >>> import gymnasium as gym

@@ -4,7 +4,7 @@
 collects one part per layer:
 
 * the base env's part comes from its ``get_state()`` (every
-  :class:`~agentgym_budget.env.TextEnv` has one);
+  :class:`~agentgym_budget.core.env.TextEnv` has one);
 * a wrapper that defines ``get_wrapper_state()`` / ``set_wrapper_state(part)``
   (all agentgym-budget wrappers do) provides its own part;
 * any other wrapper (Gymnasium's ``OrderEnforcing``, ``PassiveEnvChecker``,
@@ -13,14 +13,14 @@ collects one part per layer:
 
 :func:`set_state` checks that the stack has the same layers and restores the base
 first, then the wrappers from the inside out. :func:`clone` rebuilds the same stack
-on a fresh base env (from the base's :meth:`~agentgym_budget.env.TextEnv.clone` or
+on a fresh base env (from the base's :meth:`~agentgym_budget.core.env.TextEnv.clone` or
 its Gymnasium spec, and each wrapper's recorded constructor arguments); with
 ``share_engine=True`` (what ``StateSnapshot.fork`` uses) the new base env shares the loaded
 engine and the wrappers listed in :data:`COPIED_WRAPPERS` are copied, so a fork costs about one
 restore instead of starting an engine.
 
-States are plain data underneath: :meth:`EnvState.to_bytes <agentgym_budget.state.EnvState.to_bytes>`
-serialises one (:mod:`agentgym_budget.snapshot_codec`) for another process.
+States are plain data underneath: :meth:`EnvState.to_bytes <agentgym_budget.snapshots.state.EnvState.to_bytes>`
+serialises one (:mod:`agentgym_budget.snapshots.codec`) for another process.
 
 Example:
     >>> import gymnasium as gym
@@ -44,9 +44,8 @@ import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils import RecordConstructorArgs
 
-from agentgym_budget.env import TextEnv
 from agentgym_budget.errors import AgentGymBudgetError, SnapshotMismatchError, SnapshotUnsupportedError
-from agentgym_budget.state import EnvState
+from agentgym_budget.snapshots.state import EnvState
 
 __all__ = ["clone", "fingerprint", "get_state", "layers", "set_state"]
 
@@ -180,7 +179,7 @@ def _set_state(env: gym.Env, state: EnvState) -> None:
         )
     base = stack[-1]
     check = getattr(base, "check_state", None)
-    if check is not None and not isinstance(base, TextEnv):  # TextEnv.set_state checks before it changes anything
+    if check is not None and not getattr(base, "checks_state_before_set", False):
         check(state.parts[-1])
     base.set_state(state.parts[-1])
     for layer, part in zip(reversed(stack[:-1]), reversed(state.parts[:-1]), strict=True):
@@ -215,7 +214,7 @@ def clone(env: gym.Env, *, share_engine: bool = False) -> gym.Env:
         env: The stack to copy.
         share_engine: Make a clone to restore a state of ``env``'s episode into at once (as
             ``StateSnapshot.fork`` does): its base env shares the loaded engine of ``env``'s base
-            env (see :meth:`agentgym_budget.env.TextEnv.clone`), and the wrappers that keep all
+            env (see :meth:`agentgym_budget.core.env.TextEnv.clone`), and the wrappers that keep all
             their state in their snapshot part (:data:`COPIED_WRAPPERS`) are copied instead of
             rebuilt, so they hold ``env``'s state until the restore.
 
@@ -224,7 +223,7 @@ def clone(env: gym.Env, *, share_engine: bool = False) -> gym.Env:
             its constructor arguments (``gymnasium.utils.RecordConstructorArgs``).
     """
     stack = layers(env)
-    twin = _clone_base(stack[-1], share_engine and isinstance(stack[-1], TextEnv))
+    twin = _clone_base(stack[-1], share_engine and getattr(stack[-1], "can_share_engine", False))
     for layer in reversed(stack[:-1]):
         if share_engine and _name(layer) in COPIED_WRAPPERS:
             twin = _copy_wrapper(layer, twin)

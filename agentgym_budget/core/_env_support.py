@@ -1,4 +1,4 @@
-"""What :class:`~agentgym_budget.env.TextEnv` builds on that needs no env: spaces and random generators.
+"""What :class:`~agentgym_budget.core.env.TextEnv` builds on that needs no env: spaces and random generators.
 
 * :func:`fresh_spaces` hands each env its own observation and action spaces, copied from one
   prototype (building a Text space costs ~0.1 ms; an env made per episode should not pay it);
@@ -29,9 +29,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agentgym_budget import text
+from agentgym_budget.core import text
 from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError, UnknownTaskError
-from agentgym_budget.state import TextEnvState
+from agentgym_budget.snapshots.state import TextEnvState
 
 __all__ = ["check_restorable", "fresh_spaces", "generator_at", "select_task"]
 
@@ -136,7 +136,7 @@ def check_restorable(
     Args:
         state: What was given to ``set_state``.
         env_name: The env's name, for error messages.
-        env_key: The env's configuration (:attr:`TextEnv.env_key <agentgym_budget.env.TextEnv.env_key>`).
+        env_key: The env's configuration (:attr:`TextEnv.env_key <agentgym_budget.core.env.TextEnv.env_key>`).
         task_index: The split's task ids.
         split: The split's name, for error messages.
     """

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from gymnasium import spaces
 
-from agentgym_budget.text_space import TextSpace
+from agentgym_budget.core.text_space import TextSpace
 
 __all__ = [
     "ACTION_MAX_LENGTH",
@@ -114,7 +114,7 @@ def normalize_text(text: str, max_length: int = OBSERVATION_MAX_LENGTH) -> str:
 def observation_space() -> spaces.Text:
     """The observation space of every environment: text of 0 to :data:`OBSERVATION_MAX_LENGTH` chars.
 
-    A :class:`~agentgym_budget.text_space.TextSpace`, safe in ``AsyncVectorEnv(shared_memory=True)``.
+    A :class:`~agentgym_budget.core.text_space.TextSpace`, safe in ``AsyncVectorEnv(shared_memory=True)``.
     """
     return TextSpace(max_length=OBSERVATION_MAX_LENGTH, min_length=0, charset=CHARSET)
 
