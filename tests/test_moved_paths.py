@@ -28,12 +28,12 @@ def test_an_old_path_imports_the_moved_module_and_warns(old):
 
 
 def test_the_paths_users_write_keep_working():
-    from agentgym_budget.snapshot import get_state  # noqa: F401  (the README of earlier releases)
-    from agentgym_budget.vector import reset_each
+    from agentgym_budget.snapshot import get_state
     from agentgym_budget.vector_env import TextVectorEnv
-    from agentgym_budget.wrappers import StateSnapshot
 
     import agentgym_budget
+    from agentgym_budget.vector import reset_each
+    from agentgym_budget.wrappers import StateSnapshot
 
     assert get_state is agentgym_budget.get_state
     assert TextVectorEnv.__module__ == "agentgym_budget.vector.text_vector_env"
@@ -50,4 +50,4 @@ def test_the_top_level_is_a_map():
     assert len(modules) <= 10, modules
     for package in (p for p in top.iterdir() if (p / "__init__.py").exists()):
         doc = (package / "__init__.py").read_text()
-        assert doc.lstrip().startswith(('"""', "r\"\"\"")), f"{package.name}/__init__.py has no docstring"
+        assert doc.lstrip().startswith(('"""', 'r"""')), f"{package.name}/__init__.py has no docstring"
