@@ -47,40 +47,16 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from agentgym_budget.agents.actions import parse_action
 from agentgym_budget.agents.hf_generation import GenerationRequest, PrefixCache, Sampling, batcher_for, row_seed
 from agentgym_budget.agents.hf_model import LocalModel, check_model_dir, load_local_model
-from agentgym_budget.chat.tool import act_commands, tool_call, turn_text
+from agentgym_budget.chat.tool import act_commands, turn_text
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
 __all__ = ["HFAgent"]
-
-
-def _tool_answers_ids(conversation: Any, texts: Sequence[str]) -> list[int]:
-    """TRL's suffix ids for several tool answers after one reply (its ``_get_tool_suffix_ids``)."""
-
-    tokenizer, tool = conversation.tokenizer, conversation.format.tool
-    call = [
-        {"role": "user", "content": "x"},
-        {"role": "assistant", "content": "", "tool_calls": [tool_call(tool)]},
-    ]
-
-    def render(messages: list[dict[str, Any]], prompt: bool) -> list[int]:
-        ids = tokenizer.apply_chat_template(
-            messages, tools=conversation.tools, add_generation_prompt=prompt, tokenize=True, return_dict=False
-        )
-        return list(ids)
-
-    prefix = render(call, False)
-    ends = [i for i, token in enumerate(prefix) if token == tokenizer.eos_token_id]
-    prefix = prefix[: ends[-1] + 1] if ends else prefix
-    full = render([*call, *({"role": "tool", "name": tool, "content": text} for text in texts)], True)
-    if full[: len(prefix)] != prefix:
-        raise AgentError("The chat template does not extend a conversation by appending tool answers.")
-    return full[len(prefix) :]
 
 
 class HFAgent:
@@ -182,10 +158,8 @@ class HFAgent:
             self._awaiting_answer = False
 
     def _flush_answers(self) -> None:
-        if len(self._answers) == 1:
-            self._conversation.add_tool_answer(self._answers[0])
-        elif self._answers:
-            self._conversation.ids.extend(_tool_answers_ids(self._conversation, self._answers))
+        if self._answers:
+            self._conversation.add_tool_answers(self._answers)
         self._answers = []
 
     def _play(self, command: str, info: Mapping[str, Any]) -> str:

@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.agents.pretrained import PRETRAINED, resolve_model
+from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError, InvalidOptionError, ModelPathError, did_you_mean
 
-__all__ = ["LocalModel", "load_causal_lm", "load_local_model"]
+__all__ = ["LocalModel", "load_causal_lm", "load_local_model", "local_model"]
 
 _FEATURE = "The hf: agent (local Hugging Face models)"
 _LOADER_FEATURE = "Training and hf: agents"
@@ -200,6 +201,25 @@ def _prepare_tokenizer(tokenizer: Any) -> str:
     return parser
 
 
+def local_model(model: Any, tokenizer: Any, chat_format: Any, path: str | Path = "<in memory>") -> LocalModel:
+    """A :class:`LocalModel` of a model already in memory (e.g. the policy a trainer is training), prepared as
+    :func:`load_local_model` prepares a loaded one: eval mode, TRL's response parser and training template.
+
+    Raises:
+        DataError: The model has no end-of-sequence token.
+        MissingDependencyError: trl is not installed (extra ``trl``).
+    """
+    model.eval()
+    parser = _prepare_tokenizer(tokenizer)
+    eos = model.generation_config.eos_token_id
+    eos_ids = {tokenizer.eos_token_id, *([eos] if isinstance(eos, int) else eos or [])} - {None}
+    if not eos_ids:
+        raise DataError(f"The model in {path} has no end-of-sequence token: replies could not end.")
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos_ids)
+    context = int(getattr(model.config, "max_position_embeddings", 0) or tokenizer.model_max_length)
+    return LocalModel(Path(path), model, tokenizer, chat_format, frozenset(eos_ids), int(pad), context, parser)
+
+
 def load_local_model(path: str | Path, *, threads: int = 0, loader: Callable[[Path], Any] | None = None) -> LocalModel:
     """The model in ``path``, loaded once per process (see the module docstring).
 
@@ -224,22 +244,10 @@ def load_local_model(path: str | Path, *, threads: int = 0, loader: Callable[[Pa
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
-        from agentgym_budget.chat.format import ChatFormat
-
         if loader is None:
             loader = load_causal_lm
         model, tokenizer = loader(directory)
-        model.eval()
-        parser = _prepare_tokenizer(tokenizer)
-        eos = model.generation_config.eos_token_id
-        eos_ids = {tokenizer.eos_token_id, *([eos] if isinstance(eos, int) else eos or [])} - {None}
-        if not eos_ids:
-            raise DataError(f"The model in {directory} has no end-of-sequence token: replies could not end.")
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos_ids)
-        context = int(getattr(model.config, "max_position_embeddings", 0) or tokenizer.model_max_length)
-        loaded = LocalModel(
-            directory, model, tokenizer, ChatFormat.load(directory), frozenset(eos_ids), int(pad), context, parser
-        )
+        loaded = local_model(model, tokenizer, ChatFormat.load(directory), directory)
         for old in [k for k in _CACHE if k[0] == directory]:
             del _CACHE[old]
         _CACHE[key] = loaded

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
@@ -113,6 +114,12 @@ class ConversationTokens:
         ends = [i for i, token in enumerate(ids) if token == eos]
         return ids[: ends[-1] + 1] if ends else ids
 
+    def copy(self) -> ConversationTokens:
+        """An independent copy (same tokenizer and format, its own ids): a conversation that branches here."""
+        twin = copy.copy(self)
+        twin.ids = list(self.ids)
+        return twin
+
     def add_completion(self, completion_ids: Sequence[int]) -> None:
         """Append the model's own completion (TRL keeps it verbatim, end-of-turn token included)."""
         self.ids.extend(int(t) for t in completion_ids)
@@ -130,14 +137,22 @@ class ConversationTokens:
 
     def add_tool_answer(self, text: str) -> None:
         """Append the tool's answer and the next generation prompt (TRL's tool suffix ids)."""
+        self.add_tool_answers([text])
+
+    def add_tool_answers(self, texts: Sequence[str]) -> None:
+        """Append the answers to every call of the last reply and the next generation prompt, as TRL appends them
+        (its ``_get_tool_suffix_ids``: one tool message per call, rendered after a reply with one call).
+
+        Raises:
+            DataError: The chat template does not extend a conversation by appending tool answers.
+        """
         call = [
             {"role": "user", "content": "x"},
             {"role": "assistant", "content": "", "tool_calls": [tool_call(self.format.tool)]},
         ]
         prefix = self._trim_to_eos(self._render(call, generation_prompt=False))
-        full = self._render(
-            [*call, {"role": "tool", "name": self.format.tool, "content": text}], generation_prompt=True
-        )
+        answers = [{"role": "tool", "name": self.format.tool, "content": text} for text in texts]
+        full = self._render([*call, *answers], generation_prompt=True)
         if full[: len(prefix)] != prefix:
             raise DataError("The chat template does not extend a conversation by appending tool answers.")
         self.ids.extend(full[len(prefix) :])

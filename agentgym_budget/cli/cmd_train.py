@@ -51,6 +51,9 @@ GRPO_FLAGS = {
 }
 """The ``--rl-*`` flags: :class:`~agentgym_budget.train.grpo.GRPOSettings` field -> (type, metavar, help)."""
 
+ROLLOUT_FLAGS = ("rollouts", "dynamic_sampling", "resample_rounds", "generation")
+"""Flags named as their :class:`~agentgym_budget.train.grpo.GRPOSettings` field (how rollouts are played)."""
+
 
 def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
     """``--rl-learning-rate``, ``--rl-episodes-per-step``, ... over the preset's or the default GRPO settings.
@@ -69,6 +72,29 @@ def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
         group.add_argument(
             flag, type=kind, default=None, metavar=metavar, help=f"{text} (default {getattr(defaults, field)})"
         )
+    group.add_argument(
+        "--rollouts",
+        choices=("chain", "tree"),
+        default=None,
+        help="GRPO groups: G episodes of a task from its start (chain, default), or G continuations of one "
+        "state of a first episode, forked exactly (tree)",
+    )
+    group.add_argument(
+        "--dynamic-sampling",
+        action="store_true",
+        default=None,
+        help="play groups whose rollouts all agree again on other tasks; skip optimiser steps with no signal",
+    )
+    group.add_argument(
+        "--resample-rounds", type=positive_int, default=None, metavar="N", help="most replays of a group (default 2)"
+    )
+    group.add_argument(
+        "--generation",
+        choices=("trl", "cached"),
+        default=None,
+        help="who plays the rollouts: TRL's multi-turn loop (trl, default for chain) or the package's batched, "
+        "key/value-cached rollouts (cached; what tree and --dynamic-sampling use)",
+    )
 
 
 def with_grpo_arguments(grpo, args: argparse.Namespace):
@@ -90,12 +116,13 @@ def with_grpo_arguments(grpo, args: argparse.Namespace):
 
     from agentgym_budget.errors import InvalidOptionError
 
-    given = {field: getattr(args, "rl_" + field, None) for field in GRPO_FLAGS}
-    given = {field: value for field, value in given.items() if value is not None}
+    given = {"rl_" + field: getattr(args, "rl_" + field, None) for field in GRPO_FLAGS}
+    given |= {field: getattr(args, field, None) for field in ROLLOUT_FLAGS}
+    given = {name: value for name, value in given.items() if value is not None}
     try:
-        return replace(grpo, **given)
+        return replace(grpo, **{name.removeprefix("rl_"): value for name, value in given.items()})
     except InvalidOptionError as err:
-        flags = ", ".join(f"--rl-{field.replace('_', '-')} {value}" for field, value in given.items())
+        flags = ", ".join(f"--{name.replace('_', '-')} {value}" for name, value in given.items())
         raise InvalidOptionError(f"{err} Given: {flags}.") from None
 
 

@@ -50,6 +50,7 @@ from agentgym_budget.agents.actions import parse_action
 from agentgym_budget.chat.tool import turn_text
 from agentgym_budget.errors import EpisodeOverError
 from agentgym_budget.integrations.session_config import SessionConfig, episode_fields
+from agentgym_budget.snapshots import EnvState, get_state, set_state
 from agentgym_budget.wrappers import TurnBudget
 
 __all__ = ["EpisodeSession", "EpisodeTurn"]
@@ -279,6 +280,38 @@ class EpisodeSession:
             "commands": list(self._commands),
         }
 
+    def save(self) -> SessionState:
+        """The exact state of the running episode: the env stack's snapshot and the session's own bookkeeping.
+
+        Raises:
+            EpisodeOverError: No episode was started yet.
+            SnapshotUnsupportedError: A layer of the stack cannot be snapshot.
+        """
+        if self._last is None:
+            raise EpisodeOverError("No episode to save: reset the session first.")
+        bookkeeping = (self._last, self._seed, tuple(self._commands), self._matched, self._return, self._env_return)
+        return SessionState(get_state(self.env), bookkeeping)
+
+    def restore(self, state: SessionState) -> None:
+        """Continue from ``state`` (from :meth:`save` of a session of the same config): the same env state, turn
+        counter, budget, return and commands, as if this session had played the episode so far.
+
+        Raises:
+            SnapshotMismatchError: ``state`` was saved by a session of another config (another stack).
+        """
+        set_state(self.env, state.env)
+        last, self._seed, commands, self._matched, self._return, self._env_return = state.bookkeeping
+        self._last, self._commands = last, list(commands)
+
     def close(self) -> None:
         """Close the env stack."""
         self.env.close()
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """What :meth:`EpisodeSession.save` returns: the stack's :class:`~agentgym_budget.snapshots.EnvState` and the
+    session's bookkeeping (last turn, seed, commands, matched count, returns)."""
+
+    env: EnvState
+    bookkeeping: tuple[Any, ...]

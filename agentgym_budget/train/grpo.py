@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
@@ -41,9 +42,14 @@ from agentgym_budget.train.credit import check_credit
 from agentgym_budget.train.device import DeviceSettings, grpo_generation_arguments, trainer_arguments
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
 from agentgym_budget.train.quiet import quiet_trainer
+from agentgym_budget.train.rollout_trainer import RolloutOptions, RolloutSource, rollout_trainer
+from agentgym_budget.train.rollouts import ROLLOUT_MODES
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
 __all__ = ["GRPOSettings", "run_grpo", "staged_budgets"]
+
+GENERATIONS = ("trl", "cached")
+"""Who plays GRPO's rollouts: TRL's multi-turn loop, or the package's cached rollouts."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,14 @@ class GRPOSettings:
             process reward change what is learnt.
         gamma: Discount of the per-turn returns (``turn``, ``gigpo``), in ``(0, 1]``.
         step_weight: Weight of GiGPO's step advantage beside the episode advantage.
+        rollouts: ``"chain"`` (``G`` episodes of a task from its start) or ``"tree"`` (``G`` continuations of
+            one state of a first episode, forked exactly: :mod:`agentgym_budget.train.rollouts`).
+        generation: ``"trl"`` (TRL's multi-turn loop; chain rollouts only) or ``"cached"`` (the package's
+            batched, key/value-cached rollouts). Tree rollouts and dynamic sampling need ``"cached"``, which
+            they select when ``generation`` is left at its default.
+        dynamic_sampling: Play groups whose rollouts all agree again on other tasks and skip steps
+            without reward signal (:mod:`agentgym_budget.train.rollout_trainer`).
+        resample_rounds: Most times a group is played again under ``dynamic_sampling``.
 
     Raises:
         InvalidOptionError: A value out of range, or ``episodes_per_step`` not a multiple of ``num_generations``.
@@ -95,9 +109,14 @@ class GRPOSettings:
     credit: str = "episode"
     gamma: float = 1.0
     step_weight: float = 1.0
+    rollouts: str = "chain"
+    generation: str | None = None
+    dynamic_sampling: bool = False
+    resample_rounds: int = 2
 
     def __post_init__(self) -> None:
         check_credit(self.credit, self.gamma, self.step_weight)
+        self._check_rollouts()
         for name in ("steps", "episodes_per_step", "num_generations", "tokens_per_turn", "save_steps"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -114,6 +133,34 @@ class GRPOSettings:
                 f"GRPOSettings: learning_rate in (0, 1), temperature in (0, 5], beta >= 0 expected; got "
                 f"{self.learning_rate}, {self.temperature}, {self.beta}."
             )
+
+    def _check_rollouts(self) -> None:
+        if self.rollouts not in ROLLOUT_MODES:
+            raise InvalidOptionError(f"GRPOSettings: rollouts must be one of {ROLLOUT_MODES}, got {self.rollouts!r}.")
+        if self.generation not in (None, *GENERATIONS):
+            raise InvalidOptionError(f"GRPOSettings: generation must be one of {GENERATIONS}, got {self.generation!r}.")
+        if self.uses_cached_rollouts and self.generation == "trl":
+            raise InvalidOptionError(
+                "GRPOSettings: tree rollouts and dynamic sampling need generation='cached' (TRL's own loop plays "
+                "chains of whole episodes only)."
+            )
+        if self.uses_cached_rollouts and self.credit != "episode":
+            raise InvalidOptionError(
+                f"GRPOSettings: credit={self.credit!r} needs TRL's rollouts (generation='trl', chain rollouts, no "
+                "dynamic sampling); the cached rollouts train with episode credit within each group."
+            )
+        RolloutOptions(self.rollouts, self.dynamic_sampling, self.resample_rounds)
+
+    @property
+    def uses_cached_rollouts(self) -> bool:
+        """Whether the package plays the rollouts (:mod:`agentgym_budget.train.rollouts`) rather than TRL's loop."""
+        return self.generation == "cached" or self.rollouts == "tree" or self.dynamic_sampling
+
+    def rollout_options(self) -> RolloutOptions:
+        """The options of the package's rollouts."""
+        return RolloutOptions(
+            self.rollouts, self.dynamic_sampling, self.resample_rounds, self.tokens_per_turn, self.temperature
+        )
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
@@ -231,6 +278,37 @@ def _build_trainer(
     return build(model, tokenizer, config, args, dataset, **trainer_arguments, **credit)
 
 
+def _trainer(
+    model: Any,
+    tokenizer: Any,
+    config: SessionConfig,
+    args: Any,
+    rows: list[dict[str, Any]],
+    settings: GRPOSettings,
+    *,
+    tasks: Sequence[str | int],
+    episodes: JsonlLog,
+    callbacks: Sequence[Any],
+    system_prompt: str,
+    seed: int,
+) -> tuple[Any, RolloutSource | None]:
+    """The trainer of ``settings``: with the package's rollouts (and their source), or with TRL's own loop."""
+    datasets = require("datasets", extra="trl", feature="GRPO training")
+    dataset = datasets.Dataset.from_list(rows)
+    if settings.uses_cached_rollouts:
+        chat_format = ChatFormat(system_prompt, config.show_actions, config.show_budget, env=config.ref.label)
+        source = RolloutSource(
+            config, settings.rollout_options(), tasks=tasks, chat_format=chat_format, episodes=episodes, seed=seed
+        )
+        return rollout_trainer(model, tokenizer, args, dataset, source, callbacks=list(callbacks)), source
+    recorder = EpisodeRecorder(episodes)
+    trainer = _build_trainer(
+        model, tokenizer, config, args, dataset, settings, reward_funcs=[recorder], callbacks=list(callbacks)
+    )
+    recorder.trainer = trainer
+    return trainer, None
+
+
 def run_grpo(
     model: Any,
     tokenizer: Any,
@@ -262,7 +340,6 @@ def run_grpo(
         MissingDependencyError: The ``trl`` extra is missing.
     """
     trl = require("trl", extra="trl", feature="GRPO training", min_python=(3, 11))
-    datasets = require("datasets", extra="trl", feature="GRPO training")
     if not tasks:
         raise InvalidOptionError("run_grpo needs at least one training task.")
     out = Path(out)
@@ -275,23 +352,28 @@ def run_grpo(
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     episodes = JsonlLog(out / "episodes.jsonl")
     metrics = JsonlLog(out / "metrics.jsonl")
-    recorder = EpisodeRecorder(episodes)
     with quiet_progress(not progress):
         if settings.beta > 0:
             _pin_reference(model, tokenizer, out / "reference")
-        trainer = _build_trainer(
+        trainer, source = _trainer(
             model,
             tokenizer,
             config,
             args,
-            datasets.Dataset.from_list(rows),
+            rows,
             settings,
-            reward_funcs=[recorder],
+            tasks=tasks,
+            episodes=episodes,
             callbacks=[metrics_callback(metrics, "rl"), *callbacks],
+            system_prompt=system_prompt,
+            seed=seed,
         )
-        recorder.trainer = trainer
         if not progress:
             quiet_trainer(trainer)
-        result = _train(trainer, out / "checkpoints", resume=resume, logs=(metrics, episodes))
+        try:
+            result = _train(trainer, out / "checkpoints", resume=resume, logs=(metrics, episodes))
+        finally:
+            if source is not None:
+                source.close()
     trainer.model.eval()
     return result
