@@ -11,7 +11,8 @@ training tasks (drawn from a seeded stream), up to ``resample_rounds`` times; a 
 carries signal after that skips the optimiser step, so Adam's moment estimates do not move the weights
 on a step without reward signal. ``metrics.jsonl`` records per step ``signal_groups_first`` (share of
 groups with disagreeing returns as first played), ``signal_groups`` (after resampling),
-``groups_resampled`` and ``step_skipped``; ``episodes.jsonl`` records every rollout with its
+``groups_resampled`` and ``step_skipped``, and the rollouts' wall time and generated tokens per second
+(``rollout_s``, ``rollout_tokens_per_s``; the replayed groups' tokens are not counted); ``episodes.jsonl`` records every rollout with its
 ``group_id``, ``start_turn`` and ``resample_round``.
 
 Example::
@@ -23,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -170,13 +172,19 @@ class RolloutSource:
         ]
         was_training = trainer.model.training
         local = self._local_model(trainer)
+        began = time.perf_counter()
         try:
             groups, metrics = self.play_step(local, specs, step)
         finally:
             local.model.train(was_training)
+        rollouts = [r for group in groups for r in group]
+        seconds = time.perf_counter() - began
+        metrics |= {
+            "rollout_s": seconds,
+            "rollout_tokens_per_s": sum(map(sum, (r.model_mask for r in rollouts))) / seconds,
+        }
         for key, value in metrics.items():
             trainer._metrics["train"][key].append(value)
-        rollouts = [r for group in groups for r in group]
         return {
             "prompt_ids": [r.prompt_ids for r in rollouts],
             "completion_ids": [r.completion_ids for r in rollouts],
