@@ -11,7 +11,11 @@ episode's keys / values kept between turns: ``prefix_cache``), and reports:
   tokens read vs reused from the prefix cache;
 * the environment's share of rollout time (``reset`` + ``step``);
 * training tokens/s of SFT (TRL's ``SFTTrainer`` through ``run_sft``, ``--sft-steps`` steps of
-  ``--sft-batch`` expert conversations; tokens = the conversations' chat-template lengths).
+  ``--sft-batch`` expert conversations; tokens = the conversations' chat-template lengths);
+* GRPO rollout speed (``--grpo-steps`` > 0): ``--grpo-steps`` steps of ``run_grpo`` with ``--episodes``
+  rollouts a step in groups of ``--group``, once with TRL's multi-turn loop (``generation="trl"``) and once
+  with the package's batched, key/value-cached rollouts (``generation="cached"``), timing TRL's
+  ``_generate`` (where both produce a step's rollouts): the model's own tokens per second of it.
 
 ``--threads`` (default 1) is the torch threads of generation and training: on a busy 2-core
 machine two threads made SmolLM2 ~10x slower. ``--agent-options prefix_cache=false,threads=2``
@@ -180,6 +184,47 @@ def sft_speed(model: Any, tokenizer: Any, config: SessionConfig, steps: int, bat
     }
 
 
+def grpo_rollout_speed(
+    model: Any,
+    tokenizer: Any,
+    config: SessionConfig,
+    generation: str,
+    steps: int,
+    episodes: int,
+    group: int,
+    tokens: int,
+) -> dict[str, Any]:
+    """Rollout time and the model's generated tokens per second over ``steps`` GRPO steps played by ``generation``."""
+    import trl
+
+    from agentgym_budget.train.grpo import GRPOSettings, run_grpo
+
+    calls: list[dict[str, Any]] = []
+    original = trl.GRPOTrainer._generate
+
+    def timed(self: Any, prompts: Any) -> Any:
+        began = _harness.Clock.now()
+        output = original(self, prompts)
+        completion_ids, tool_mask = output[1], output[2]
+        generated = sum(map(sum, tool_mask)) if tool_mask is not None else sum(map(len, completion_ids))
+        calls.append({"generated_tokens": int(generated), **_harness.Clock.now().since(began)})
+        return output
+
+    settings = GRPOSettings(
+        steps=steps, episodes_per_step=episodes, num_generations=group, tokens_per_turn=tokens, generation=generation
+    )
+    trl.GRPOTrainer._generate = timed
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            run_grpo(model, tokenizer, config, settings, tasks=range(episodes), out=Path(tmp), progress=False)
+    finally:
+        trl.GRPOTrainer._generate = original
+    wall, cpu = sum(c["wall_s"] for c in calls), sum(c["process_cpu_s"] for c in calls)
+    generated = sum(c["generated_tokens"] for c in calls)
+    return {"steps": calls, "generated_tokens": generated, "wall_s": wall, "process_cpu_s": cpu,
+            "generated_tokens_per_s": generated / wall, "generated_tokens_per_cpu_s": generated / cpu}  # fmt: skip
+
+
 def rows_of(result: dict[str, Any], command: str) -> list[list[str]]:
     """README rows: one per model."""
     rows = []
@@ -191,6 +236,17 @@ def rows_of(result: dict[str, Any], command: str) -> list[list[str]]:
             else ""
         )
         per_cpu = rollout["generated_tokens"] / rollout["process_cpu_s"]
+        for generation, speed in figures.get("grpo_rollouts", {}).items():
+            rows.append(
+                [
+                    f"GRPO rollouts, {name}, {generation} generation ({result['threads']} threads)",
+                    f"**{speed['generated_tokens_per_s']:.1f}** generated tokens/s ({speed['generated_tokens_per_cpu_s']:.1f}"
+                    f" per CPU second; {speed['generated_tokens']} tokens in {len(speed['steps'])} steps; CPU "
+                    f"{speed['process_cpu_s']:.0f} s / wall {speed['wall_s']:.0f} s; load {result['load'][0]:.0f})",
+                    "",
+                    f"`{command}`",
+                ]
+            )
         rows.append(
             [
                 f"Training speed, {name} ({figures['parameters'] / 1e6:.2f} M parameters), {result['threads']} threads",
@@ -214,18 +270,21 @@ def main() -> None:
     parser.add_argument("--sft-steps", type=int, default=2)
     parser.add_argument("--sft-batch", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--grpo-steps", type=int, default=0, help="GRPO steps timed per rollout generator (0: none)")
+    parser.add_argument("--group", type=int, default=4, help="GRPO group size of those steps")
     parser.add_argument("--agent-options", default="", help="more hf: agent options, e.g. prefix_cache=false")
     _harness.add_smoke_flag(parser)
     args = parser.parse_args()
     if args.smoke:
         args.models, args.episodes, args.budget, args.max_new_tokens, args.sft_steps, args.sft_batch = (
             "tiny",
-            1,
+            2,
             2,
             4,
             1,
             1,
         )
+        args.grpo_steps, args.group = 1, 2
     recording = _harness.start("train_speed", args.smoke)
     torch.set_num_threads(args.threads)
     config = SessionConfig("TextWorld-CoinCollector-v0", env_kwargs="level=3", max_turns=args.budget)
@@ -243,11 +302,25 @@ def main() -> None:
             rollout = play(f"hf:{path}:{options}", config, args.episodes, args.budget)
             torch.set_num_threads(args.threads)  # the agent's threads are process-wide
             sft = sft_speed(model, tokenizer, config, args.sft_steps, args.sft_batch) if args.sft_steps else None
+            grpo = {
+                generation: grpo_rollout_speed(
+                    model,
+                    tokenizer,
+                    config,
+                    generation,
+                    args.grpo_steps,
+                    args.episodes,
+                    args.group,
+                    args.max_new_tokens,
+                )
+                for generation in (("trl", "cached") if args.grpo_steps else ())
+            }
             models[name] = {
                 "parameters": sum(p.numel() for p in model.parameters()),
                 "load_s": loaded,
                 "rollout": rollout,
                 "sft": sft,
+                "grpo_rollouts": grpo,
             }
             print(name, json.dumps(models[name], indent=1), flush=True)
     result = {
