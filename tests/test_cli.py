@@ -281,3 +281,10 @@ def test_tiny_size_sizes_the_built_in_model_of_train_and_study_only() -> None:
         )
     with pytest.raises(SystemExit):
         parse(["train", "--recipe", "sft", "--out", "x", "--tiny-size", "4by256"])
+
+
+def test_study_without_a_preset_runs_the_default_preset() -> None:
+    parse = build_parser().parse_args
+    plain = cmd_study.build_study(parse(["study", "--out", "x"]))
+    assert plain == cmd_study.build_study(parse(["study", "--out", "x", "--preset", "default"]))
+    assert plain != cmd_study.build_study(parse(["study", "--out", "x", "--preset", "smoke"]))

@@ -132,3 +132,28 @@ def test_the_rollout_settings_are_checked():
     with pytest.raises(InvalidOptionError, match="credit='turn' needs TRL's rollouts"):
         GRPOSettings(dynamic_sampling=True, credit="turn")
     assert GRPOSettings(rollouts="tree").uses_cached_rollouts and not GRPOSettings().uses_cached_rollouts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("env", "env_args"),
+    [("TextWorld-CoinCollector-v0", "level=2"), ("ALFWorld-PickAndPlace-v0", "")],
+    ids=["textworld", "alfworld"],
+)
+def test_the_train_command_plays_tree_rollouts_with_dynamic_sampling(tmp_path, env, env_args, capsys):
+    pytest.importorskip("trl")
+    from agentgym_budget.cli.main import main
+
+    argv = ["train", "--env", env, "--env-args", env_args, "--recipe", "fixed", "--budget", "3", "--sft-steps", "2"]
+    argv += ["--steps", "2", "--train-tasks", "2", "--tiny-size", "1x32", "--no-progress", "--out", str(tmp_path)]
+    argv += ["--rollouts", "tree", "--dynamic-sampling", "--resample-rounds", "1"]
+    argv += ["--rl-episodes-per-step", "4", "--rl-num-generations", "2"]
+    assert main(argv) == 0, capsys.readouterr().err
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["grpo"]["rollouts"] == "tree" and run["grpo"]["dynamic_sampling"] is True
+    episodes = [json.loads(line) for line in (tmp_path / "rl" / "episodes.jsonl").read_text().splitlines()]
+    assert {e["step"] for e in episodes} == {1, 2} and len(episodes) == 8
+    assert all({"group_id", "start_turn", "resample_round"} <= set(e) for e in episodes)
+    metrics = [json.loads(line) for line in (tmp_path / "rl" / "metrics.jsonl").read_text().splitlines()]
+    steps = [m for m in metrics if "signal_groups" in m]
+    assert [m["step"] for m in steps] == [1, 2] and all("step_skipped" in m and "groups_resampled" in m for m in steps)

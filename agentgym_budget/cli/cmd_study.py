@@ -60,8 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preset",
         choices=("smoke", "default", "full", "smollm2"),
-        default=None,
-        help="sizes and GRPO settings (flags below override them; default and full: 16 rollouts a step in "
+        default="default",
+        help="sizes and GRPO settings (flags below override them; default: default; default and full: 16 rollouts a step in "
         "groups of 8); smollm2 trains and evaluates SmolLM2-135M (extra smollm2; estimated 2.6 h on a quiet "
         "2-core machine)",
     )
@@ -173,8 +173,11 @@ def run(args: argparse.Namespace) -> int:
     require("torch", extra="trl", feature="The study").set_num_threads(args.threads)
     print(f"Study on {config.env_id} ({config.env_kwargs}): T={config.train_budget}, budgets {list(config.budgets)}")
     print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     run_study(config, args.out, stages=args.stages or STAGES, progress=not args.no_progress)
     print((args.out / "study.md").read_text())
-    print(f"{time.perf_counter() - began:.0f} s")
+    print(
+        f"Study done in {time.perf_counter() - began:.0f} s wall ({time.process_time() - cpu:.0f} s CPU in this "
+        f"process; stage times in {args.out / 'timing.json'}). Next, open {args.out / 'study.md'}."
+    )
     return 0

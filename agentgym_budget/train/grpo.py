@@ -41,7 +41,7 @@ from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.train.credit import check_credit
 from agentgym_budget.train.device import DeviceSettings, grpo_generation_arguments, trainer_arguments
 from agentgym_budget.train.metrics import EpisodeRecorder, JsonlLog, metrics_callback
-from agentgym_budget.train.quiet import quiet_trainer
+from agentgym_budget.train.quiet import bar_only, quiet_trainer
 from agentgym_budget.train.rollout_trainer import RolloutOptions, RolloutSource, rollout_trainer
 from agentgym_budget.train.rollouts import ROLLOUT_MODES
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
@@ -368,8 +368,7 @@ def run_grpo(
             system_prompt=system_prompt,
             seed=seed,
         )
-        if not progress:
-            quiet_trainer(trainer)
+        quiet_trainer(trainer) if not progress else bar_only(trainer)
         try:
             result = _train(trainer, out / "checkpoints", resume=resume, logs=(metrics, episodes))
         finally:

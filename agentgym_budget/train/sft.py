@@ -29,7 +29,7 @@ from agentgym_budget.errors import DataError
 from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.train.device import DeviceSettings, trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
-from agentgym_budget.train.quiet import quiet_trainer
+from agentgym_budget.train.quiet import bar_only, quiet_trainer
 
 __all__ = ["SFTSettings", "last_checkpoint", "run_sft", "tokenized_examples"]
 
@@ -141,8 +141,7 @@ def run_sft(
             )
         except ValueError as err:
             raise DataError(f"SFT cannot train on this model's chat template: {err}") from err
-        if not progress:
-            quiet_trainer(trainer)
+        quiet_trainer(trainer) if not progress else bar_only(trainer)
         checkpoint = last_checkpoint(out / "checkpoints") if resume else None
         # Without a checkpoint training starts over, so a stopped attempt's lines go too.
         JsonlLog(out / "metrics.jsonl").truncate_after(checkpoint_step(checkpoint) if checkpoint else 0)
