@@ -51,6 +51,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "openenv_latency": ([], ["--smoke"]),
     "trl_rollout": ([], ["--smoke"]),
     "train_speed": ([], ["--smoke"]),
+    "grpo_signal": (None, ["--smoke"]),  # full run needs a trained base: --model DIR
     "hf_agent_batching": (["--rounds", "5"], ["--smoke"]),
     "webshop_title_nouns": (None, ["--smoke"]),  # full run needs a spaCy pipeline: --model DIR
     "study": (None, ["--smoke"]),  # full run is the hour-long study: python benchmarks/study.py

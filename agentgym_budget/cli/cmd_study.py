@@ -59,9 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
     parser.add_argument(
         "--preset",
-        choices=("smoke", "default", "full", "smollm2"),
+        choices=("smoke", "quick", "default", "full", "smollm2"),
         default="default",
-        help="sizes and GRPO settings (flags below override them; default: default; default and full: 16 rollouts a step in "
+        help="sizes and GRPO settings (flags below override them; default: default; smoke and quick show the pipeline on "
+        "the tiny model and decide nothing; default and full: 16 rollouts a step in "
         "groups of 8); smollm2 trains and evaluates SmolLM2-135M (extra smollm2; estimated 2.6 h on a quiet "
         "2-core machine)",
     )

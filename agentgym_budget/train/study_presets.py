@@ -1,4 +1,8 @@
-"""Named sizes of the study: ``smoke`` (the tests' end-to-end run), ``default``, ``full`` and ``smollm2``.
+"""Named sizes of the study: ``smoke`` (the tests' end-to-end run), ``quick``, ``default``, ``full`` and ``smollm2``.
+
+``smoke`` and ``quick`` show the pipeline on the tiny base (``quick`` in minutes, with enough of every stage to
+read its outputs); their ``study.md`` says in its first lines that they decide nothing (fewer than 32 test
+tasks and 2 training seeds per arm: :func:`~agentgym_budget.train.study_report.scope_lines`).
 
 A preset fixes the evaluation sizes, the number of training seeds per RL recipe, the training
 steps and (``grpo``) GRPO settings the ``--rl-*`` flags override; everything else (task, budgets, arms,
@@ -85,6 +89,17 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sft_steps": 4,
         "rl_steps": 2,
         "train_tasks": 4,
+    },
+    "quick": {
+        "eval_tasks": 8,
+        "eval_samples": 4,
+        "eval_ks": (1, 2),
+        "probe_states": 6,
+        "recovery_states": 4,
+        "training_seeds": 1,
+        "sft_steps": 100,
+        "rl_steps": 6,
+        "train_tasks": 40,
     },
     "default": {
         "eval_tasks": 56,

@@ -173,6 +173,30 @@ def pass_at_one_lines(
     return [*lines, ""]
 
 
+DECIDING_TASKS, DECIDING_SEEDS = 32, 2
+"""The least test tasks and training seeds per RL arm of a study whose verdicts can decide a claim."""
+
+
+def scope_lines(config: Any) -> list[str]:
+    """A warning when the study is too small to decide anything (the ``smoke`` and ``quick`` presets).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> scope_lines(SimpleNamespace(eval_tasks=8, training_seeds=1))[0][:42]
+        '**These sizes show the pipeline; they deci'
+        >>> scope_lines(SimpleNamespace(eval_tasks=56, training_seeds=3))
+        []
+    """
+    if config.eval_tasks >= DECIDING_TASKS and config.training_seeds >= DECIDING_SEEDS:
+        return []
+    return [
+        f"**These sizes show the pipeline; they decide nothing** ({config.eval_tasks} test tasks, "
+        f"{config.training_seeds} training seed(s) per RL arm; a verdict needs at least {DECIDING_TASKS} tasks and "
+        f"{DECIDING_SEEDS} seeds): read the verdicts below as a demonstration, not a finding.",
+        "",
+    ]
+
+
 def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, str], times: Mapping[str, Any]) -> str:
     """The text of ``study.md`` (``config``: the :class:`~agentgym_budget.train.study.StudyConfig`)."""
     lines = [
@@ -184,6 +208,7 @@ def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, st
         "",
         demonstrations_line(config.train),
         "",
+        *scope_lines(config),
         *pass_at_one_lines(study["pass@1"], study["differences"], config.eval_budgets),
         *turn_lines(study["turns"]),
         *training_lines(study["training"]),
