@@ -18,7 +18,7 @@ wall time. Results go to ``benchmarks/results/grpo_signal.json``.
 Usage::
 
     python benchmarks/grpo_signal.py --model runs/sft/final [--env TextWorld-CoinCollector-v0]
-        [--env-args level=3] [--budget 6] [--groups 16] [--group 4] [--resample-rounds 2] [--threads 1]
+        [--env-args level=3] [--budget 6] [--groups 16] [--group 4] [--resample-rounds 2] [--threads 1] [--batch 16]
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def tiny_base(config: SessionConfig, directory: Path) -> Path:
 def measure(local: Any, config: SessionConfig, lever: str, args: argparse.Namespace, log: JsonlLog) -> dict[str, Any]:
     """Play the groups of one lever; signal share, win rate, tokens/s and time."""
     mode, dynamic = LEVERS[lever]
-    options = RolloutOptions(mode, dynamic, args.resample_rounds, args.max_new_tokens, args.temperature)
+    options = RolloutOptions(mode, dynamic, args.resample_rounds, args.max_new_tokens, args.temperature, args.batch)
     tasks = list(range(args.groups * (args.resample_rounds + 1)))
     source = RolloutSource(config, options, tasks=tasks, chat_format=local.chat_format, episodes=log, seed=args.seed)
     specs = [GroupSpec({"task": g, "seed": g}, args.group, rollout_seed(args.seed, g)) for g in range(args.groups)]
@@ -129,6 +129,7 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=16, help="most replies in one forward batch (bounds memory)")
     parser.add_argument("--seed", type=int, default=0)
     _harness.add_smoke_flag(parser)
     args = parser.parse_args()

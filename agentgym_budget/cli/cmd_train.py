@@ -48,6 +48,7 @@ GRPO_FLAGS = {
     "num_generations": (positive_int, "N", "rollouts of one task and budget compared by GRPO (a group)"),
     "beta": (float, "B", "KL coefficient to the starting policy"),
     "temperature": (float, "T", "sampling temperature of the rollouts"),
+    "micro_batch": (positive_int, "N", "rollouts per forward / backward pass (bounds memory; the step accumulates)"),
 }
 """The ``--rl-*`` flags: :class:`~agentgym_budget.train.grpo.GRPOSettings` field -> (type, metavar, help)."""
 

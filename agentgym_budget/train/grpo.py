@@ -86,6 +86,10 @@ class GRPOSettings:
         dynamic_sampling: Play groups whose rollouts all agree again on other tasks and skip steps
             without reward signal (:mod:`agentgym_budget.train.rollout_trainer`).
         resample_rounds: Most times a group is played again under ``dynamic_sampling``.
+        micro_batch: Rollouts whose loss is computed in one forward / backward pass (default: the whole step).
+            The step's gradient is accumulated over ``episodes_per_step / micro_batch`` passes, so the update is
+            the same up to rounding; peak memory falls with it (SmolLM2-135M, 8 rollouts of budget 6 in one
+            pass: 17.8 GB resident, killed on a 24 GB machine beside other jobs).
 
     Raises:
         InvalidOptionError: A value out of range, or ``episodes_per_step`` not a multiple of ``num_generations``.
@@ -113,6 +117,7 @@ class GRPOSettings:
     generation: str | None = None
     dynamic_sampling: bool = False
     resample_rounds: int = 2
+    micro_batch: int | None = None
 
     def __post_init__(self) -> None:
         check_credit(self.credit, self.gamma, self.step_weight)
@@ -123,6 +128,13 @@ class GRPOSettings:
                 raise InvalidOptionError(f"GRPOSettings: {name} must be a positive integer, got {value!r}.")
         if self.num_generations < 2:
             raise InvalidOptionError("GRPOSettings: num_generations must be >= 2 (GRPO compares rollouts of a group).")
+        if self.micro_batch is not None and (
+            isinstance(self.micro_batch, bool) or self.micro_batch < 1 or self.episodes_per_step % self.micro_batch
+        ):
+            raise InvalidOptionError(
+                f"GRPOSettings: micro_batch={self.micro_batch!r} must be a positive divisor of "
+                f"episodes_per_step={self.episodes_per_step}."
+            )
         if self.episodes_per_step % self.num_generations:
             raise InvalidOptionError(
                 f"GRPOSettings: episodes_per_step={self.episodes_per_step} must be a multiple of "
@@ -224,7 +236,8 @@ def _grpo_arguments(
     return trl.GRPOConfig(
         output_dir=str(out / "checkpoints"),
         max_steps=settings.steps,
-        per_device_train_batch_size=settings.episodes_per_step,
+        per_device_train_batch_size=settings.micro_batch or settings.episodes_per_step,
+        gradient_accumulation_steps=settings.episodes_per_step // (settings.micro_batch or settings.episodes_per_step),
         num_generations=settings.num_generations,
         learning_rate=settings.learning_rate,
         lr_scheduler_type="constant_with_warmup",

@@ -51,6 +51,7 @@ class RolloutOptions:
         resample_rounds: Most times a group is played again.
         tokens_per_turn: Longest reply in tokens.
         temperature: Sampling temperature.
+        batch_size: Most replies generated in one forward batch (``None``: every running rollout of the step).
 
     Raises:
         InvalidOptionError: A value out of range.
@@ -61,6 +62,7 @@ class RolloutOptions:
     resample_rounds: int = 2
     tokens_per_turn: int = 160
     temperature: float = 1.0
+    batch_size: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ROLLOUT_MODES:
@@ -130,7 +132,9 @@ class RolloutSource:
     def play_step(self, local: Any, specs: list[GroupSpec], step: int) -> tuple[list[list[Rollout]], dict[str, float]]:
         """Play ``specs`` (with dynamic sampling if set); returns the groups and the step's sampling metrics."""
         sessions = self._session_pool(sum(spec.size for spec in specs))
-        groups = play_groups(local, sessions, specs, self.sampling, mode=self.options.mode)
+        groups = play_groups(
+            local, sessions, specs, self.sampling, mode=self.options.mode, batch_size=self.options.batch_size
+        )
         rounds = [0] * len(groups)
         first = sum(map(_has_signal, groups)) / len(groups)
         resampled = 0
@@ -142,7 +146,7 @@ class RolloutSource:
                 self._replacement(specs[g], step, g, attempt) if g in flat else specs[g] for g in range(len(specs))
             ]
             again = play_groups(local, sessions[: sum(specs[g].size for g in flat)], [specs[g] for g in flat],
-                                self.sampling, mode=self.options.mode)  # fmt: skip
+                                self.sampling, mode=self.options.mode, batch_size=self.options.batch_size)  # fmt: skip
             for g, group in zip(flat, again, strict=True):
                 for rollout in group:
                     rollout.group = g

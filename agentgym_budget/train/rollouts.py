@@ -158,14 +158,19 @@ class Rollout:
         self.checkpoints = None
 
 
-def play(local: Any, rollouts: Sequence[Rollout], sampling: Sampling) -> None:
-    """Play ``rollouts`` to their ends, the replies of all running ones generated in one batch per round."""
+def play(local: Any, rollouts: Sequence[Rollout], sampling: Sampling, batch_size: int | None = None) -> None:
+    """Play ``rollouts`` to their ends: each round, the replies of the running ones in batches of ``batch_size``
+    (all at once when ``None``; a smaller batch bounds the memory of the keys / values being generated)."""
     running = [r for r in rollouts if not r.done]
     while running:
         for rollout in running:
             if rollout.checkpoints is not None:
                 rollout.save_checkpoint()
-        generations = generate(local, [r.request(sampling) for r in running])
+        size = batch_size or len(running)
+        generations = []
+        for first in range(0, len(running), size):
+            batch = running[first : first + size]
+            generations += generate(local, [r.request(sampling) for r in batch])
         for rollout, generation in zip(running, generations, strict=True):
             rollout.receive(generation.ids, local)
             if rollout.done:
@@ -196,8 +201,11 @@ def play_groups(
     sampling: Sampling,
     *,
     mode: str = "chain",
+    batch_size: int | None = None,
 ) -> list[list[Rollout]]:
     """Play every group of ``specs`` (``mode`` chain or tree) on ``sessions``; returns the rollouts by group.
+
+    ``batch_size`` bounds the replies generated in one forward batch (default: every running rollout).
 
     ``sessions`` must hold at least one session per rollout (``sum(spec.size)``), all of one config.
 
@@ -212,16 +220,16 @@ def play_groups(
     free = iter(sessions)
     if mode == "chain":
         groups = [[_start(local, next(free), s, g, m) for m in range(s.size)] for g, s in enumerate(specs)]
-        play(local, [r for group in groups for r in group], sampling)
+        play(local, [r for group in groups for r in group], sampling, batch_size)
         return groups
     trunks = [_start(local, next(free), spec, g, 0) for g, spec in enumerate(specs)]
     for trunk in trunks:
         trunk.checkpoints = []
-    play(local, trunks, sampling)
+    play(local, trunks, sampling, batch_size)
     groups = []
     for trunk, spec in zip(trunks, specs, strict=True):
         checkpoint = trunk.checkpoints[rollout_seed(spec.seed, "turn") % len(trunk.checkpoints)]
         trunk.branch_from(checkpoint)
         groups.append([trunk, *(_branch(local, next(free), trunk, checkpoint, m) for m in range(1, spec.size))])
-    play(local, [r for group in groups for r in group[1:]], sampling)
+    play(local, [r for group in groups for r in group[1:]], sampling, batch_size)
     return groups
