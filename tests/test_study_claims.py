@@ -97,8 +97,8 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     assert (study.train.grpo.episodes_per_step, study.train.grpo.num_generations) == (16, 8)
     groups_of_4 = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--rl-num-generations", "4"]))
     assert (groups_of_4.train.grpo.episodes_per_step, groups_of_4.train.grpo.num_generations) == (16, 4)
-    plain = build_study(parser.parse_args(["--out", "x"]))
-    assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 30, 1)
+    plain = build_study(parser.parse_args(["--out", "x"]))  # no --preset: the default preset
+    assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (16, 56, 3)
     assert plain.train.sft_agent.startswith("noisy-expert") and plain.train.sft_mask_errors
     noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
     assert noisy.train.sft_agent.startswith("noisy-expert") and not noisy.train.sft_mask_errors
@@ -109,7 +109,7 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     arms = build_study(parser.parse_args(["--out", "x", "--arms", "curriculum,fixed", "--model", "smollm2-135m"]))
     assert arms.arms == ("fixed", "curriculum") and arms.train.model == "smollm2-135m"
     assert plain.arms == ("fixed", "budgetmix", "curriculum") and plain.train.model is None
-    assert (plain.train.grpo.episodes_per_step, plain.train.grpo.num_generations) == (8, 4)
+    assert (plain.train.grpo.episodes_per_step, plain.train.grpo.num_generations) == (16, 8)
     smoke = build_study(parser.parse_args(["--out", "x", "--preset", "smoke"]))
     assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)
 
