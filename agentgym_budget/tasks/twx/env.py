@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -122,7 +123,8 @@ class TWXEnv(TextEnv):
     def _begin(self, task_id: str, engine_seed: int) -> Turn:
         engine = self._live_engine()
         try:
-            response = engine.generateNewGameJSON(task_seed(task_id), self.split, self._gold_needed)
+            with self._generation_lock:  # the game generator is shared by the envs of this configuration
+                response = engine.generateNewGameJSON(task_seed(task_id), self.split, self._gold_needed)
         except Exception as err:  # py4j's Py4JJavaError: the generator refused these parameters for this seed
             raise GenerationError(
                 f"{self.name}: TextWorldExpress could not generate task {task_id!r} with {self.params_string or 'its defaults'} "
@@ -172,11 +174,10 @@ class TWXEnv(TextEnv):
 
     # ------------------------------------------------------------------ internals
     def _connect(self) -> None:
-        engine = gateway.new_game_interface()
-        message = engine.load(self.game, self.params_string)
-        if message:
-            raise InvalidOptionError(f"{self.name}: TextWorldExpress refused {self.params_string!r}: {message.strip()}")
-        self._engine, self._pid = engine, os.getpid()
+        engine, lock = gateway.loaded_game_interface(self.game, self.params_string)
+        if isinstance(lock, str):
+            raise InvalidOptionError(f"{self.name}: TextWorldExpress refused {self.params_string!r}: {lock.strip()}")
+        self._engine, self._generation_lock, self._pid = engine, lock, os.getpid()
 
     def _live_engine(self) -> Any:
         if self._engine is None or self._pid != os.getpid():  # closed, or inherited through fork()
@@ -213,10 +214,11 @@ class TWXEnv(TextEnv):
         )
 
 
+@functools.cache
 def _engine_version() -> str:
-    from importlib.metadata import version
+    from textworld_express.version import __version__
 
-    return f"textworld-express {version('textworld-express')}"
+    return f"textworld-express {__version__}"
 
 
 def _subclass(game: str) -> type[TWXEnv]:

@@ -27,14 +27,22 @@ import os
 import shutil
 import subprocess
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import MissingDependencyError
 
-__all__ = ["JAVA_INSTALL_HINT", "detach", "java_command", "jvm_pid", "new_game_interface", "string_join"]
+__all__ = [
+    "JAVA_INSTALL_HINT",
+    "detach",
+    "java_command",
+    "jvm_pid",
+    "loaded_game_interface",
+    "new_game_interface",
+    "string_join",
+]
 
 JAVA_INSTALL_HINT = (
     "Install a Java runtime (11 or newer), e.g. `apt-get install default-jre-headless` on Debian/Ubuntu "
@@ -47,6 +55,10 @@ class _Gateway:
     gateway: Any
     process: subprocess.Popen[bytes]
     pid: int
+    generators: dict[tuple[str, str], tuple[Any, Any, threading.Lock]] = field(default_factory=dict)
+
+
+_MAX_GENERATORS = 256
 
 
 _LOCK = threading.Lock()
@@ -113,6 +125,38 @@ def new_game_interface() -> Any:
         MissingDependencyError: The ``twx`` extra or a Java runtime is missing.
     """
     return _gateway().gateway.jvm.textworldexpress.runtime.PythonInterface()
+
+
+def loaded_game_interface(game: str, params: str) -> tuple[Any, threading.Lock | str]:
+    """A new game object ready to generate ``game`` with ``params``, and the lock its generations take.
+
+    The engine's ``load`` (tens of milliseconds of JVM time: it reads the game's object lists) runs once
+    per ``(game, params)`` and JVM; later game objects share its generator, which is why generating a game
+    (``generateNewGameJSON``) must hold the returned lock. A refused ``params`` returns the engine's
+    message instead of a lock.
+
+    Raises:
+        MissingDependencyError: The ``twx`` extra or a Java runtime is missing.
+    """
+    current = _gateway()
+    key = (game, params)
+    entry = current.generators.get(key)
+    if entry is None:
+        with _LOCK:
+            entry = current.generators.get(key)
+            if entry is None:
+                template = current.gateway.jvm.textworldexpress.runtime.PythonInterface()
+                message = template.load(game, params)
+                if message:
+                    return template, message
+                if len(current.generators) >= _MAX_GENERATORS:
+                    current.generators.clear()
+                entry = current.generators[key] = (template.gameGenerator(), template.properties(), threading.Lock())
+    generator, properties, lock = entry
+    interface = current.gateway.jvm.textworldexpress.runtime.PythonInterface()
+    getattr(interface, "gameGenerator_$eq")(generator)
+    getattr(interface, "properties_$eq")(properties)
+    return interface, lock
 
 
 def detach(game: Any) -> None:
