@@ -209,3 +209,16 @@ def test_without_the_package_the_error_names_the_extra() -> None:
     )
     out = _run(code)
     assert "'textworld-express'" in out.stdout and install_command("twx") in out.stdout, out.stderr
+
+
+def test_a_closed_env_resumes_its_episode_in_a_new_game_object() -> None:
+    env = gym.make(COIN, num_locations=4)
+    env.reset(seed=2)
+    env.step("look around")
+    twin = gym.make(COIN, num_locations=4)
+    twin.reset(seed=2)
+    twin.step("look around")
+    env.unwrapped.close()
+    assert env.unwrapped._engine is None
+    for action in ("inventory", "look around"):
+        assert env.step(action) == twin.step(action)

@@ -106,6 +106,7 @@ class TWXEnv(TextEnv):
         self.params_string = params_string(self.params)
         self._gold_needed = bool(self.info_keys & _EXPERT_KEYS)
         self._engine: Any = None
+        self._step_json: Any = None
         self._pid = 0
         self._score = 0.0
         self._gold: tuple[str, ...] = ()
@@ -139,7 +140,9 @@ class TWXEnv(TextEnv):
         return dataclasses.replace(turn, observation=f"{self._task_text}\n\n{turn.observation}")
 
     def _act(self, command: str) -> Turn:
-        data = json.loads(self._live_engine().stepJSON(command))
+        if self._engine is None or self._pid != os.getpid():
+            self._live_engine()
+        data = json.loads(self._step_json(command))
         position = len(self._actions)
         if self._on_gold and (position >= len(self._gold) or self._gold[position] != command):
             self._on_gold = False
@@ -178,10 +181,17 @@ class TWXEnv(TextEnv):
         if isinstance(lock, str):
             raise InvalidOptionError(f"{self.name}: TextWorldExpress refused {self.params_string!r}: {lock.strip()}")
         self._engine, self._generation_lock, self._pid = engine, lock, os.getpid()
+        self._step_json = engine.stepJSON  # py4j builds a method object on every attribute access
 
     def _live_engine(self) -> Any:
-        if self._engine is None or self._pid != os.getpid():  # closed, or inherited through fork()
+        """The game object, rebuilt (with the episode so far) after ``close()`` or in a process made by ``fork``."""
+        if self._engine is None or self._pid != os.getpid():
             self._connect()
+            if self._task_id is not None:
+                with self._generation_lock:
+                    self._engine.generateNewGameJSON(task_seed(self._task_id), self.split, False)
+                for action in self._actions:
+                    self._step_json(action)
         return self._engine
 
     def _gold_path(self, engine: Any) -> tuple[str, ...]:
