@@ -15,6 +15,9 @@ import agentgym_budget
 from agentgym_budget.cli.main import main
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.wrappers import BudgetMix, StateSnapshot, TurnBudget
+from tests.ray_support import ray_cluster
+
+__all__ = ["ray_cluster"]
 
 COIN = "agentgym_budget/TWX-CoinCollector-v0"
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,3 +154,21 @@ def test_every_twx_id_is_listed_as_usable(capsys: pytest.CaptureFixture[str]) ->
     for env_id in agentgym_budget.registered_ids("twx"):
         assert f"{env_id} " in listed
     assert "no: needs" not in listed
+
+
+@pytest.mark.slow
+def test_ray_actors_play_forks_of_a_twx_state(ray_cluster) -> None:
+    from agentgym_budget.integrations.ray_rollouts import Continuation, ForkPoint, RolloutConfig, play_forks
+
+    config = RolloutConfig(
+        "TWX-CoinCollector-v0", env_kwargs="num_locations=5", max_turns=30, info_keys=("expert_action", "expert_plan")
+    )
+    env = config.make()
+    observation, info = env.reset(seed=1)
+    observation, _, _, _, info = env.step(info["expert_action"])
+    point = ForkPoint.take(env, observation, info)
+    continuations = [Continuation(agent="expert"), Continuation(actions=("inventory", "look around"))]
+    expert, scripted = play_forks(config, point, continuations, actors=2)
+    assert expert.won and expert.start_turn == 1 and expert.actions == info["expert_plan"]
+    assert scripted.actions == ["inventory", "look around"] and not scripted.won
+    env.close()
