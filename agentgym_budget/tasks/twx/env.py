@@ -24,7 +24,7 @@ Example:
     >>> env = gym.make("agentgym_budget/TWX-CoinCollector-v0", num_locations=3, info_keys={"expert_plan"})
     >>> obs, info = env.reset(seed=0)
     >>> info["task_id"], obs.splitlines()[0]
-    ('coin-864', 'Your task is to search the environment and find the coin.  Once you find the coin, take it.')
+    ('coin-850', 'Your task is to search the environment and find the coin.  Once you find the coin, take it.')
     >>> for action in info["expert_plan"]:
     ...     obs, reward, terminated, truncated, info = env.step(action)
     >>> reward, terminated, info["won"]
