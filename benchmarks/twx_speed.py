@@ -266,7 +266,7 @@ def readme_rows(result: dict) -> list[list[str]]:
             f"({step['ours']['cpu_ms_per_step']:.3f} vs {step['documented']['cpu_ms_per_step']:.3f} / "
             f"{step['floor']['cpu_ms_per_step']:.3f} ms)",
             f"<= 1.3x documented; {load}",
-            "`python benchmarks/twx_speed.py`",
+            "same",
         ],
         [
             f"TWX snapshot {snap['depth']} actions deep: `restore` vs `reset` + replay; `fork({snap['group']})` vs "
@@ -274,7 +274,7 @@ def readme_rows(result: dict) -> list[list[str]]:
             f"{snap['restore']['cpu_ms']:.2f} vs {snap['reset_and_replay']['cpu_ms']:.2f} ms; "
             f"{snap['fork']['cpu_ms']:.2f} vs {snap['resets_and_replays']['cpu_ms']:.2f} ms per member",
             f"fork < resets + replays; {load}",
-            "`python benchmarks/twx_speed.py`",
+            "same",
         ],
     ]
 

@@ -86,8 +86,8 @@ def java_command() -> str:
 
 
 def _launch() -> _Gateway:
-    require("textworld_express", extra="twx", feature="The TWX ids", package="textworld-express")
-    java_gateway = require("py4j.java_gateway", extra="twx", feature="The TWX ids", package="py4j")
+    require("textworld_express", extra="twx", feature="TextWorldExpress (the TWX ids)", package="textworld-express")
+    java_gateway = require("py4j.java_gateway", extra="twx", feature="TextWorldExpress (the TWX ids)", package="py4j")
     from textworld_express.constants import BASEPATH, JAR_PATH
 
     java = java_command()
