@@ -166,6 +166,7 @@ def test_hostile_states_are_refused_before_any_replay() -> None:
         too_long,
         dataclasses.replace(state, actions=("look around", 7)),
         dataclasses.replace(state, actions=("x" * 70_000,)),
+        dataclasses.replace(state, engine={"not": "a twx state"}),
     ):
         with pytest.raises(SnapshotMismatchError):
             env.unwrapped.set_state(TextEnvState.from_bytes(bad.to_bytes()))

@@ -155,7 +155,11 @@ class TWXEnv(TextEnv):
 
     def check_state(self, state: object) -> None:
         super().check_state(state)
-        actions = state.actions  # type: ignore[attr-defined]  # a TextEnvState: checked above
+        if state.engine is not None:  # type: ignore[attr-defined]  # a TextEnvState: checked above
+            raise SnapshotMismatchError(
+                f"{self.name}: the state carries an engine state; TWX states hold none (they restore by replay)."
+            )
+        actions = state.actions  # type: ignore[attr-defined]
         if not isinstance(actions, tuple) or len(actions) > MAX_REPLAY_ACTIONS:
             size = len(actions) if isinstance(actions, tuple) else type(actions).__name__
             raise SnapshotMismatchError(
