@@ -22,7 +22,7 @@ from agentgym_budget.errors import (
     SnapshotMismatchError,
     UnknownSplitError,
 )
-from agentgym_budget.snapshots.state import TextEnvState
+from agentgym_budget.snapshots.state import EnvState, TextEnvState
 from agentgym_budget.tasks.twx import gateway
 from agentgym_budget.tasks.twx.env import MAX_REPLAY_ACTIONS
 from agentgym_budget.tasks.twx.games import FOLD_SEEDS, GAMES
@@ -223,3 +223,14 @@ def test_a_closed_env_resumes_its_episode_in_a_new_game_object() -> None:
     assert env.unwrapped._engine is None
     for action in ("inventory", "look around"):
         assert env.step(action) == twin.step(action)
+
+
+def test_a_restored_state_keeps_the_experts_place_on_the_gold_path() -> None:
+    env = gym.make("agentgym_budget/TWX-Cooking-v0", info_keys={"expert_plan"})
+    _, info = env.reset(seed=1)
+    for action in info["expert_plan"][:3]:
+        _, _, _, _, info = env.step(action)
+    fresh = gym.make("agentgym_budget/TWX-Cooking-v0", info_keys={"expert_plan"})
+    agentgym_budget.set_state(fresh, EnvState.from_bytes(agentgym_budget.get_state(env).to_bytes()))
+    action = info["expert_plan"][0]
+    assert fresh.step(action)[4]["expert_plan"] == env.step(action)[4]["expert_plan"] != []

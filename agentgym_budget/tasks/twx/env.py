@@ -111,6 +111,7 @@ class TWXEnv(TextEnv):
         self._score = 0.0
         self._gold: tuple[str, ...] = ()
         self._on_gold = True
+        self._position = 0
         self._task_text = ""
         self._connect()
 
@@ -132,7 +133,7 @@ class TWXEnv(TextEnv):
                 f"({str(err).splitlines()[1:2] or err}). Try other parameters (e.g. a smaller max_distance_apart)."
             ) from err
         self._gold = self._gold_path(engine) if self._gold_needed else ()
-        self._on_gold = True
+        self._on_gold, self._position = True, 0
         self._task_text = engine.getTaskDescription()
         self._score = 0.0
         data = json.loads(response)
@@ -143,7 +144,7 @@ class TWXEnv(TextEnv):
         if self._engine is None or self._pid != os.getpid():
             self._live_engine()
         data = json.loads(self._step_json(command))
-        position = len(self._actions)
+        position, self._position = self._position, self._position + 1  # not len(self._actions): replays bypass it
         if self._on_gold and (position >= len(self._gold) or self._gold[position] != command):
             self._on_gold = False
         return self._turn(data, position=position + 1)
@@ -194,7 +195,7 @@ class TWXEnv(TextEnv):
             if self._task_id is not None:
                 with self._generation_lock:
                     self._engine.generateNewGameJSON(task_seed(self._task_id), self.split, False)
-                for action in self._actions:
+                for action in self._actions[: self._position]:
                     self._step_json(action)
         return self._engine
 
