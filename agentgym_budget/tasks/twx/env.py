@@ -128,9 +128,10 @@ class TWXEnv(TextEnv):
             with self._generation_lock:  # the game generator is shared by the envs of this configuration
                 response = engine.generateNewGameJSON(task_seed(task_id), self.split, self._gold_needed)
         except Exception as err:  # py4j's Py4JJavaError: the generator refused these parameters for this seed
+            detail = next((line.strip() for line in str(err).splitlines() if "Exception" in line), str(err)[:300])
             raise GenerationError(
-                f"{self.name}: TextWorldExpress could not generate task {task_id!r} with {self.params_string or 'its defaults'} "
-                f"({str(err).splitlines()[1:2] or err}). Try other parameters (e.g. a smaller max_distance_apart)."
+                f"{self.name}: TextWorldExpress could not generate task {task_id!r} with "
+                f"{self.params_string or 'its defaults'} ({detail}). Try other parameters."
             ) from err
         self._gold = self._gold_path(engine) if self._gold_needed else ()
         self._on_gold, self._position = True, 0
