@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +46,7 @@ __all__ = [
     "VectorEntryPoint",
     "env_info",
     "make",
+    "missing_programs",
     "register_env",
     "registered_ids",
     "resolve_id",
@@ -65,6 +68,7 @@ class EnvIdInfo:
         kwargs: Default constructor arguments registered with the id.
         extra: The agentgym-budget extra the id needs (``None``: the base install plays it).
         requires: Top-level modules that extra installs, checked by :func:`missing_modules`.
+        programs: System programs the id runs (e.g. ``java``), checked by :func:`missing_programs`.
     """
 
     id: str
@@ -75,6 +79,7 @@ class EnvIdInfo:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     extra: str | None = None
     requires: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
 
 
 _CATALOG: dict[str, EnvIdInfo] = {}
@@ -108,10 +113,11 @@ def register_env(
     kwargs: Mapping[str, Any] | None = None,
     extra: str | None = None,
     requires: tuple[str, ...] = (),
+    programs: tuple[str, ...] = (),
 ) -> EnvIdInfo:
     """Register ``agentgym_budget/<name>`` with Gymnasium (idempotent) and in the package catalog."""
     env_id = f"{NAMESPACE}/{name}"
-    info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires)
+    info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires, programs)
     if env_id not in gym.registry:
         gym.register(
             id=env_id, entry_point=entry_point, vector_entry_point=VectorEntryPoint(env_id), kwargs=dict(kwargs or {})
@@ -155,6 +161,22 @@ def missing_modules(env_id: str) -> list[str]:
         []
     """
     return [module for module in env_info(env_id).requires if importlib.util.find_spec(module) is None]
+
+
+def missing_programs(env_id: str) -> list[str]:
+    """The system programs ``env_id`` runs that are not found here (``java`` also counts under ``$JAVA_HOME``).
+
+    Example:
+        >>> import agentgym_budget
+        >>> missing_programs("TextWorld-Cooking-v0")
+        []
+    """
+    missing = []
+    for program in env_info(env_id).programs:
+        home = os.environ.get("JAVA_HOME") if program == "java" else None
+        if shutil.which(program) is None and not (home and shutil.which(program, path=os.path.join(home, "bin"))):
+            missing.append(program)
+    return missing
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:

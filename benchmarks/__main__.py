@@ -43,6 +43,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "alfworld_reset_cache": ([], ["--smoke"]),
     "textworld_reset_cache": (["--tasks", "1000", "--draws", "1000"], ["--smoke"]),
     "webshop_speed": ([], ["--smoke"]),
+    "twx_speed": ([], ["--smoke"]),
     "vector_env": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
     "ray_vs_pool": ([], ["--smoke"]),

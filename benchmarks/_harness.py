@@ -41,6 +41,7 @@ PACKAGES = (
     "trl",
     "ray",
     "openenv-core",
+    "textworld-express",
 )
 
 

@@ -80,7 +80,7 @@ def test_unknown_task_ids_and_counts_are_refused_with_a_did_you_mean() -> None:
 
 def test_the_command_refuses_a_bad_id_or_split_with_a_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prepare", "TextWorld-CoinColector-v0", "--tasks", "1"]) == 2
-    assert "Did you mean 'agentgym_budget/TextWorld-CoinCollector-v0'?" in capsys.readouterr().err
+    assert "Did you mean 'agentgym_budget/TextWorld-CoinCollector-v0'" in capsys.readouterr().err
     assert main(["prepare", "TextWorld-CoinCollector-v0", "--split", "tran", "--tasks", "1"]) == 2
     assert "Unknown split 'tran'" in (err := capsys.readouterr().err) and "Did you mean 'train'?" in err
 

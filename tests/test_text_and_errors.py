@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,21 @@ def test_normalized_text_is_always_in_the_observation_space(raw):
     normalized = text.normalize_text(raw)
     assert text.observation_space().contains(normalized)
     assert text.normalize_text(normalized) == normalized
+
+
+def _reference_normalize(raw: str) -> str:
+    """``normalize_text`` as its rules read, one regular expression per rule (its fast paths must agree)."""
+    folded = text._to_charset(raw.replace("\r\n", "\n").replace("\r", "\n"))
+    folded = re.sub(r"[ \t]+\n", "\n", folded + "\n")
+    return re.sub(r"\n{3,}", "\n\n", folded).strip()
+
+
+_AWKWARD = st.sampled_from(list(" \t\n\r\x00\x0b\x1f\x7fab~\xe9\u2014\u2028"))
+
+
+@given(st.one_of(st.text(alphabet=_AWKWARD, max_size=300), st.text(max_size=300)))
+def test_normalized_text_follows_its_rules(raw):
+    assert text.normalize_text(raw) == _reference_normalize(raw)
 
 
 @given(st.text(min_size=50, max_size=400), st.integers(min_value=10, max_value=49))

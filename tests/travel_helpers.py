@@ -43,6 +43,11 @@ def _webshop() -> gym.Env:
     return StateSnapshot(BudgetMix(TurnBudget(base, max_turns=40), budgets=[20, 25]))
 
 
+def _twx() -> gym.Env:
+    base = gym.make("agentgym_budget/TWX-Cooking-v0", info_keys={"expert_plan", "score"})
+    return StateSnapshot(BudgetMix(TurnBudget(base, max_turns=40), budgets=[30, 35]))
+
+
 def _frozenlake() -> gym.Env:
     return StateSnapshot(gym.make("FrozenLake-v1", is_slippery=True))
 
@@ -51,6 +56,7 @@ FAMILIES: dict[str, tuple[Callable[[], gym.Env], dict[str, Any]]] = {
     "textworld": (_textworld, {"seed": 4}),
     "alfworld": (_alfworld, {"seed": 4, "options": {"task": 3}}),
     "webshop": (_webshop, {"seed": 0}),
+    "twx": (_twx, {"seed": 2}),
     "frozenlake": (_frozenlake, {"seed": 5}),
 }
 """Family -> (stack factory, reset arguments)."""

@@ -12,7 +12,7 @@ Example:
     >>> run(parser.parse_args(["--family", "textworl"]))
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, textworld, webshop.
+    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, textworld, twx, webshop.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import argparse
 from agentgym_budget._internal.install_hint import install_command
 from agentgym_budget.agents import agent_kinds
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
-from agentgym_budget.registration import env_info, missing_modules, registered_ids
+from agentgym_budget.registration import env_info, missing_modules, missing_programs, registered_ids
 
 __all__: list[str] = []
 
@@ -60,18 +60,24 @@ def run(args: argparse.Namespace) -> int:
     _check_family(args.family)
     if not args.agents:
         rows = [("ID", "FAMILY", "SPLITS", "USABLE", "DESCRIPTION")]
-        fixes = {}
+        fixes, needs_program = {}, set()
         for env_id in registered_ids(args.family):
             info = env_info(env_id)
-            missing = missing_modules(env_id)
+            missing, programs = missing_modules(env_id), missing_programs(env_id)
             if missing:
                 fixes[info.extra] = missing
-            usable = f"no: needs [{info.extra}]" if missing else "yes"
+            if programs:
+                needs_program.update(programs)
+            usable = (
+                f"no: needs [{info.extra}]" if missing else f"no: needs {', '.join(programs)}" if programs else "yes"
+            )
             rows.append((env_id, info.family, ",".join(info.splits), usable, info.description))
         print("Environments (--env ID):")
         print("\n".join(_table(rows)))
         for extra, missing in fixes.items():
             print(f"Not installed: {', '.join(missing)} (the '{extra}' extra): {install_command(extra)}")
+        if "java" in needs_program:
+            print("Not found: java (the TWX ids run TextWorldExpress in a JVM): apt-get install default-jre-headless")
     if not args.envs:
         if not args.agents:
             print()

@@ -379,7 +379,9 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         return command is not None and text.is_admissible(command, admissible)
 
     def _emit(self, turn: Turn, *, action_is_valid: bool = True) -> tuple[str, dict[str, Any]]:
-        turn = dataclasses.replace(turn, observation=text.normalize_text(turn.observation))
+        observation = text.normalize_text(turn.observation)
+        if observation != turn.observation:
+            turn = turn.with_observation(observation)
         self._last_turn = turn
         info = turn_info(
             turn,

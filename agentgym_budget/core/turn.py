@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -48,6 +49,21 @@ class Turn:
     admissible_actions: tuple[str, ...]
     goal: str
     extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_observation(self, observation: str) -> Turn:
+        """This turn showing ``observation`` instead (a third of the cost of ``dataclasses.replace``)."""
+        if type(self) is not Turn:
+            return dataclasses.replace(self, observation=observation)
+        return Turn(
+            observation,
+            self.reward,
+            self.won,
+            self.lost,
+            self.progress,
+            self.admissible_actions,
+            self.goal,
+            self.extras,
+        )
 
 
 def turn_info(
