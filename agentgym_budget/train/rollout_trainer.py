@@ -12,7 +12,8 @@ carries signal after that skips the optimiser step, so Adam's moment estimates d
 on a step without reward signal. ``metrics.jsonl`` records per step ``signal_groups_first`` (share of
 groups with disagreeing returns as first played), ``signal_groups`` (after resampling),
 ``groups_resampled`` and ``step_skipped``, and the rollouts' wall time and generated tokens per second
-(``rollout_s``, ``rollout_tokens_per_s``; the replayed groups' tokens are not counted); ``episodes.jsonl`` records every rollout with its
+(``rollout_s``, ``generated_tokens``, ``rollout_tokens_per_s``: every token generated, replayed groups'
+included); ``episodes.jsonl`` records every rollout with its
 ``group_id``, ``start_turn`` and ``resample_round``.
 
 Example::
@@ -137,6 +138,7 @@ class RolloutSource:
         )
         rounds = [0] * len(groups)
         first = sum(map(_has_signal, groups)) / len(groups)
+        generated = sum(r.generated_tokens for group in groups for r in group)
         resampled = 0
         for attempt in range(1, self.options.resample_rounds + 1 if self.options.dynamic_sampling else 1):
             flat = [g for g, group in enumerate(groups) if not _has_signal(group)]
@@ -147,6 +149,7 @@ class RolloutSource:
             ]
             again = play_groups(local, sessions[: sum(specs[g].size for g in flat)], [specs[g] for g in flat],
                                 self.sampling, mode=self.options.mode, batch_size=self.options.batch_size)  # fmt: skip
+            generated += sum(r.generated_tokens for group in again for r in group)
             for g, group in zip(flat, again, strict=True):
                 for rollout in group:
                     rollout.group = g
@@ -156,7 +159,7 @@ class RolloutSource:
         self.skip_step = self.options.dynamic_sampling and signal == 0
         self._log(groups, rounds, step)
         metrics = {"signal_groups_first": first, "signal_groups": signal, "groups_resampled": float(resampled)}
-        return groups, metrics | {"step_skipped": float(self.skip_step)}
+        return groups, metrics | {"step_skipped": float(self.skip_step), "generated_tokens": float(generated)}
 
     def _log(self, groups: list[list[Rollout]], rounds: list[int], step: int) -> None:
         for g, group in enumerate(groups):
@@ -185,7 +188,7 @@ class RolloutSource:
         seconds = time.perf_counter() - began
         metrics |= {
             "rollout_s": seconds,
-            "rollout_tokens_per_s": sum(map(sum, (r.model_mask for r in rollouts))) / seconds,
+            "rollout_tokens_per_s": metrics["generated_tokens"] / seconds,
         }
         for key, value in metrics.items():
             trainer._metrics["train"][key].append(value)

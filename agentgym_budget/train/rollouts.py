@@ -92,6 +92,7 @@ class Rollout:
         prompt_length: Leading ids of ``conversation`` shared by its group (the GRPO prompt).
         model_mask: One flag per id after the prompt: 1 for the model's tokens, 0 for the tool's answers.
         replies: Replies generated so far.
+        generated_tokens: Tokens it generated (a tree trunk's before its branch turn included).
         record: The episode's summary once it is over (:meth:`EpisodeSession.record`; the session may be reused).
     """
 
@@ -103,6 +104,7 @@ class Rollout:
     prompt_length: int = 0
     model_mask: list[int] = field(default_factory=list)
     replies: int = 0
+    generated_tokens: int = 0
     record: dict[str, Any] | None = None
     cache: PrefixCache = field(default_factory=PrefixCache, repr=False)
     checkpoints: list[_Checkpoint] | None = field(default=None, repr=False)
@@ -139,6 +141,7 @@ class Rollout:
         self.conversation.add_completion(reply_ids)
         self.model_mask.extend([1] * (len(ids) - len(prefix)))
         self.replies += 1
+        self.generated_tokens += len(reply_ids)
         commands, text = act_commands(local.parse(list(reply_ids), prefix), local.chat_format.tool)
         answers = []
         for command in commands or [text]:
