@@ -8,6 +8,6 @@ discovers them, so adding a command is adding a module. Built in: ``list``, ``pl
 
 from __future__ import annotations
 
-from agentgym_budget.cli.main import main
+from agentgym_budget.cli.main import main as main
 
-__all__ = ["main"]
+__all__: list[str] = []

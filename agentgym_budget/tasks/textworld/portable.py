@@ -55,7 +55,7 @@ from textworld.logic import Action, Placeholder, Proposition, State, Variable
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.snapshots.codec import JsonData
 
-__all__ = ["PortableTextWorldState", "freeze_trackers", "game_digest", "thaw_trackers"]
+__all__ = ["PortableTextWorldState", "game_digest"]
 
 _ACTION_ATTRIBUTES = frozenset(
     {
