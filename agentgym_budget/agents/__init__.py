@@ -9,6 +9,13 @@
 ``hf:PATH[:key=value,...]``           local Hugging Face causal LM (e.g. a training checkpoint)
 ====================================  ===========================================================
 
+The room for agents (the protocol, the built-in ones, model-backed ones, the ``--agent`` name registry); a
+new agent is a module here plus one :func:`~agentgym_budget.agents.registry.register_agent` call.
+
+May import: :mod:`agentgym_budget.chat` (same layer), :mod:`agentgym_budget.core`, :mod:`agentgym_budget.storage`,
+:mod:`agentgym_budget.dependencies`, :mod:`agentgym_budget.errors` and the layers below. The runner, the
+evaluations, the RL plug-ins and training import it; it imports none of them.
+
 Example:
     >>> from agentgym_budget.agents import parse_agent
     >>> sorted(agent_kinds())

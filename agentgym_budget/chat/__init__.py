@@ -6,6 +6,9 @@
   (saved beside its weights) and conversations as token ids exactly as TRL's GRPO builds them.
 
 Agents, training and the RL-library adapters import this package; it imports none of them.
+
+May import: :mod:`agentgym_budget.storage`, :mod:`agentgym_budget.errors` and the layers below (it sits
+in the agents/chat/stats layer).
 """
 
 from agentgym_budget.chat.format import ChatFormat as ChatFormat

@@ -8,6 +8,13 @@
 
 Each analysis runs on :mod:`agentgym_budget.runner` (environments, episodes, workers, the run's files).
 
+The room for analyses of agents on the environments; a new evaluation is a subpackage here with a config, a
+plan on :mod:`agentgym_budget.runner.skeleton`, a worker and a summary, plus a ``cmd_<name>.py`` in the CLI.
+
+May import: :mod:`agentgym_budget.runner`, :mod:`agentgym_budget.prepare`, :mod:`agentgym_budget.agents`,
+:mod:`agentgym_budget.stats` and the layers below (wrappers, snapshots, core, registration, errors). The
+RL plug-ins, training and the CLI import it; it imports none of them.
+
 Example:
     >>> from agentgym_budget.eval import pass_at_k
     >>> round(pass_at_k(n=8, c=2, k=4), 4)

@@ -11,6 +11,10 @@
   :mod:`~agentgym_budget.runner.outputs` (summary files and plots written as one set, CSV).
 
 The analyses of :mod:`agentgym_budget.eval` (Pass@(K,T), probes, recovery) plug into it; it imports none of them.
+
+May import: :mod:`agentgym_budget.agents`, the wrappers, :mod:`agentgym_budget.registration`,
+:mod:`agentgym_budget.storage`, :mod:`agentgym_budget.dependencies`, :mod:`agentgym_budget.errors` and the
+layers below (it shares its layer with :mod:`agentgym_budget.prepare`).
 """
 
 from agentgym_budget.runner.env_ref import EnvPool as EnvPool

@@ -1,6 +1,7 @@
 """Statistics of the study: intervals with checked coverage, hierarchical bootstrap, claims and verdicts.
 
-Depends only on numpy and :mod:`agentgym_budget.errors` (the lowest layer), so every layer may use it.
+May import: :mod:`agentgym_budget.errors` only (and numpy). It sits in the agents/chat/stats layer: the
+runner, the evaluations and training use it.
 """
 
 from agentgym_budget.stats.claims import (
