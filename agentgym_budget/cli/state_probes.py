@@ -33,6 +33,7 @@ from agentgym_budget.cli.common import (
     positive_int,
     run_backend,
     run_options,
+    run_resumable,
 )
 
 __all__: list[str] = []
@@ -93,8 +94,5 @@ def run_states(
         f"on {', '.join(env.label for env in config.envs)}: {config.states} states from {config.reference} "
         f"trajectories, {details}, seed={config.seed}, {describe_workers(config.workers, backend)}"
     )
-    print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
-    began = time.perf_counter()
-    result = play(config, out, **run_options(args, backend))
-    print()
-    return result, out, time.perf_counter() - began
+    result, seconds = run_resumable(config, out, play, run_options(args, backend))
+    return result, out, seconds
