@@ -17,6 +17,6 @@ wrappers, vector envs, agents or anything above (the registry loads the families
 
 from __future__ import annotations
 
-from agentgym_budget.tasks import alfworld, textworld, webshop
+from agentgym_budget.tasks import alfworld, textworld, webshop  # noqa: F401  (importing a family registers its ids)
 
-__all__ = ["alfworld", "textworld", "webshop"]
+__all__: list[str] = []

@@ -35,7 +35,7 @@ from agentgym_budget.runner.records import reference_problem
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.runner.store import read_jsonl
 
-__all__ = ["ReferenceStates", "Trajectory", "logged_episodes"]
+__all__ = ["ReferenceStates"]
 
 EXPERT_SOURCE = "expert"
 
