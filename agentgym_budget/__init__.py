@@ -26,7 +26,8 @@ from agentgym_budget._version import __version__
 from agentgym_budget.core.env import TextEnv
 from agentgym_budget.core.turn import Turn
 from agentgym_budget.errors import AgentGymBudgetError
-from agentgym_budget.registration import NAMESPACE, env_info, make, registered_ids
+from agentgym_budget.registration import NAMESPACE as NAMESPACE
+from agentgym_budget.registration import env_info, make, registered_ids
 from agentgym_budget.snapshots import EnvState, clone, get_state, set_state
 
 moved.install()  # the module paths of earlier releases still import, with a DeprecationWarning
@@ -53,7 +54,6 @@ _LAZY = {
 """Public names imported on first use, and the module that defines them."""
 
 __all__ = [
-    "NAMESPACE",
     "Agent",
     "AgentGymBudgetError",
     "AsyncAgent",

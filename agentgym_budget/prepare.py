@@ -44,7 +44,7 @@ from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.runner.pool import Emit, run_jobs
 from agentgym_budget.storage.cache import build_count
 
-__all__ = ["PrepareResult", "prepare_tasks", "select_tasks"]
+__all__ = ["prepare_tasks", "select_tasks"]
 
 _CHUNK = 4
 """Tasks per job: small, so that workers share the slow tasks evenly."""

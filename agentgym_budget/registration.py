@@ -40,17 +40,7 @@ import gymnasium as gym
 
 from agentgym_budget.errors import UnknownEnvIdError
 
-__all__ = [
-    "NAMESPACE",
-    "EnvIdInfo",
-    "VectorEntryPoint",
-    "env_info",
-    "make",
-    "missing_programs",
-    "register_env",
-    "registered_ids",
-    "resolve_id",
-]
+__all__ = ["NAMESPACE", "env_info", "make", "missing_programs", "register_env", "registered_ids", "resolve_id"]
 
 NAMESPACE = "agentgym_budget"
 

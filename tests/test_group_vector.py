@@ -254,3 +254,20 @@ def test_webshop_groups() -> None:
         assert infos["group_id"].tolist() == [2, 2, 3, 3] and envs.resets == 4
     finally:
         envs.close()
+
+
+def test_a_group_env_is_a_vector_env_whose_starts_are_forks_with_per_env_options() -> None:
+    from agentgym_budget.vector.batch import BatchVectorEnv
+    from agentgym_budget.vector.text_vector_env import TextVectorEnv
+
+    assert issubclass(GroupVectorEnv, BatchVectorEnv) and issubclass(TextVectorEnv, BatchVectorEnv)
+    envs = GroupVectorEnv(_coin, group_size=2, groups=2)
+    try:
+        _, infos = envs.reset(seed=0, options={"task": [3, 3, 5, 5]})
+        assert infos["task_id"][0] == infos["task_id"][1] != infos["task_id"][2] == infos["task_id"][3]
+        with pytest.raises(InvalidOptionError, match="members of group 0 share one start"):
+            envs.reset(options={"task": [3, 4, 5, 5]})
+        with pytest.raises(InvalidOptionError, match=r"options\['task'\] has 2 values; give one per sub-env \(4\)"):
+            envs.reset(options={"task": [3, 5]})
+    finally:
+        envs.close()

@@ -72,6 +72,17 @@ def test_the_public_names_are_the_documented_list():
     assert f"{total} public names in {len(actual)} modules." in PUBLIC_API_DOC.read_text()
 
 
+MAX_PUBLIC_NAMES = 400
+"""The whole surface, counted over every module's ``__all__``: a helper gets no public name."""
+
+
+def test_the_public_surface_stays_narrow():
+    """Counted from docs/public-api.md (which the test above holds to the code), so no RL library is imported."""
+    documented = _documented_api()
+    total = sum(len(names) for names in documented.values())
+    assert total <= MAX_PUBLIC_NAMES, f"{total} names in __all__ lists across modules; at most {MAX_PUBLIC_NAMES}"
+
+
 def test_the_top_level_hands_on_what_user_code_writes():
     import agentgym_budget.wrappers
 

@@ -9,6 +9,13 @@
 ``hf:PATH[:key=value,...]``           local Hugging Face causal LM (e.g. a training checkpoint)
 ====================================  ===========================================================
 
+The room for agents (the protocol, the built-in ones, model-backed ones, the ``--agent`` name registry); a
+new agent is a module here plus one :func:`~agentgym_budget.agents.registry.register_agent` call.
+
+May import: :mod:`agentgym_budget.chat` (same layer), :mod:`agentgym_budget.core`, :mod:`agentgym_budget.storage`,
+:mod:`agentgym_budget.dependencies`, :mod:`agentgym_budget.errors` and the layers below. The runner, the
+evaluations, the RL plug-ins and training import it; it imports none of them.
+
 Example:
     >>> from agentgym_budget.agents import parse_agent
     >>> sorted(agent_kinds())
@@ -22,41 +29,42 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym_budget.agents.base import (
-    Agent,
-    AsyncAgent,
-    SeededAgent,
-    is_async_agent,
-    required_info_keys,
+    Agent as Agent,
+)
+from agentgym_budget.agents.base import (
+    AsyncAgent as AsyncAgent,
+)
+from agentgym_budget.agents.base import (
+    SeededAgent as SeededAgent,
+)
+from agentgym_budget.agents.base import (
+    is_async_agent as is_async_agent,
+)
+from agentgym_budget.agents.base import (
+    required_info_keys as required_info_keys,
 )
 from agentgym_budget.agents.builtin import ExpertAgent, NoisyExpertNoRecover, NoisyExpertRecover, RandomAgent
 from agentgym_budget.agents.registry import (
-    AgentKind,
-    AgentSpec,
+    AgentKind as AgentKind,
+)
+from agentgym_budget.agents.registry import (
+    AgentSpec as AgentSpec,
+)
+from agentgym_budget.agents.registry import (
     Param,
-    agent_kinds,
-    parse_agent,
     register_agent,
-    unregister_agent,
+)
+from agentgym_budget.agents.registry import (
+    agent_kinds as agent_kinds,
+)
+from agentgym_budget.agents.registry import (
+    parse_agent as parse_agent,
+)
+from agentgym_budget.agents.registry import (
+    unregister_agent as unregister_agent,
 )
 
-__all__ = [
-    "Agent",
-    "AgentKind",
-    "AgentSpec",
-    "AsyncAgent",
-    "ExpertAgent",
-    "NoisyExpertNoRecover",
-    "NoisyExpertRecover",
-    "Param",
-    "RandomAgent",
-    "SeededAgent",
-    "agent_kinds",
-    "is_async_agent",
-    "parse_agent",
-    "register_agent",
-    "required_info_keys",
-    "unregister_agent",
-]
+__all__: list[str] = []
 
 DEFAULT_EPS = 0.3
 """Default error rate of the noisy experts."""

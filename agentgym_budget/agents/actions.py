@@ -41,7 +41,7 @@ from agentgym_budget.agents.prompting import extract_action
 from agentgym_budget.core.text import is_admissible
 from agentgym_budget.errors import InvalidActionError
 
-__all__ = ["ParsedAction", "parse_action"]
+__all__ = ["parse_action"]
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Agent", "AsyncAgent", "SeededAgent", "is_async_agent", "required_info_keys"]
+__all__ = ["Agent", "AsyncAgent", "is_async_agent", "required_info_keys"]
 
 
 @runtime_checkable

@@ -56,7 +56,7 @@ from yarl import URL
 
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
-__all__ = ["ChatClient", "ChatResult"]
+__all__: list[str] = []
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 """HTTP statuses that are retried (with backoff); any other error status fails at once."""

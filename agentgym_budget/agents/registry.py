@@ -44,7 +44,7 @@ from typing import Any
 
 from agentgym_budget.errors import AgentGymBudgetError, InvalidOptionError, UnknownAgentError, did_you_mean
 
-__all__ = ["AgentKind", "AgentSpec", "Param", "agent_kinds", "parse_agent", "register_agent", "unregister_agent"]
+__all__ = ["AgentSpec", "agent_kinds", "parse_agent", "register_agent"]
 
 _PARAMS_START = re.compile(r":(?=[A-Za-z_][A-Za-z0-9_]*=)")
 _PARAM_SPLIT = re.compile(r",(?=[A-Za-z_][A-Za-z0-9_]*=)")

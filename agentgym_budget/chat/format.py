@@ -28,7 +28,7 @@ from agentgym_budget.chat.tool import DEFAULT_SYSTEM_PROMPT, act_tool_schema, to
 from agentgym_budget.errors import DataError
 from agentgym_budget.storage.safe_json import read_json_file
 
-__all__ = ["FORMAT_FILE", "ChatFormat", "ConversationTokens"]
+__all__ = ["ChatFormat", "ConversationTokens"]
 
 FORMAT_FILE = "agentgym_chat.json"
 """The file beside a trained model's weights that holds its :class:`ChatFormat`."""

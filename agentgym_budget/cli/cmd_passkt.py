@@ -30,6 +30,7 @@ from agentgym_budget.cli.common import (
     positive_int,
     run_backend,
     run_options,
+    run_resumable,
 )
 from agentgym_budget.eval.passkt.config import DEFAULT_BUDGETS, DEFAULT_KS, MODES, STREAMS, PassKTConfig
 from agentgym_budget.eval.passkt.plan import run_passkt
@@ -152,12 +153,9 @@ def run(args: argparse.Namespace) -> int:
         f"budget {'shown' if config.show_budget else 'hidden'}, K={list(config.ks)}, T={list(config.budgets)}, "
         f"n={config.samples}, seed={config.seed}, {config.streams} streams, {describe_workers(config.workers, backend)}; {size} episodes per task"
     )
-    print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
-    began = time.perf_counter()
-    result = run_passkt(config, out, **run_options(args, backend))
-    print()
+    result, seconds = run_resumable(config, out, run_passkt, run_options(args, backend))
     print(format_summary(result.summary))
     print()
-    print(f"{result.played} episodes played, {result.reused} reused from the log, {time.perf_counter() - began:.1f} s.")
+    print(f"{result.played} episodes played, {result.reused} reused from the log, {seconds:.1f} s.")
     print("Wrote:", ", ".join(str(p) for p in [out / "episodes.jsonl", *result.files]))
     return 0

@@ -16,21 +16,9 @@ family, paired comparisons, process-signal analysis), summary.csv and accuracy_b
 from __future__ import annotations
 
 import argparse
-import time
-from pathlib import Path
 
-from agentgym_budget.cli.cmd_passkt import DEFAULT_AGENTS, DEFAULT_ENV, DEFAULT_ENV_ARGS
-from agentgym_budget.cli.common import (
-    add_envs_arguments,
-    add_reference_arguments,
-    add_run_arguments,
-    count_list,
-    describe_workers,
-    env_refs,
-    positive_int,
-    run_backend,
-    run_options,
-)
+from agentgym_budget.cli import state_probes
+from agentgym_budget.cli.common import add_run_arguments, positive_int
 from agentgym_budget.eval.probes.plan import ProbeConfig, run_probe
 from agentgym_budget.eval.probes.summary import format_probe_summary
 from agentgym_budget.eval.process_signal import format_signal
@@ -51,19 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> args.agent, args.states, args.m, args.continuation, args.slack, args.workers
         (['random'], 5, 2, 'self', 1, 2)
     """
-    add_envs_arguments(parser, f"{DEFAULT_ENV} with {DEFAULT_ENV_ARGS}")
-    parser.add_argument(
-        "--agent",
-        action="append",
-        metavar="NAME",
-        help="agent name, repeatable (default: noisy-expert-recover and noisy-expert-norecover)",
-    )
-    parser.add_argument("--states", type=positive_int, default=20, help="probe states per env (default 20)")
+    state_probes.add_state_arguments(parser, what="probe states", depths=("D,...", "depths to probe (default random)"))
     parser.add_argument("--m", type=positive_int, default=4, help="actions asked of each agent per state (default 4)")
-    parser.add_argument(
-        "--depths", type=count_list, default=None, metavar="D,...", help="depths to probe (default random)"
-    )
-    add_reference_arguments(parser)
     parser.add_argument("--budget", type=positive_int, default=None, help="episode budget of every state")
     parser.add_argument(
         "--slack", type=int, default=1, help="without --budget: turns beyond the expert's solution length (default 1)"
@@ -75,48 +52,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="continuation policy for the value (default expert)",
     )
     parser.add_argument("--rollouts", type=positive_int, default=1, help="continuations per action (default 1)")
-    parser.add_argument("--show-budget", action="store_true", help="agents see their remaining budget")
+    state_probes.add_show_budget_argument(parser)
     add_run_arguments(parser, "probe")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the probes, print the results and write the outputs."""
     config = ProbeConfig(
-        envs=env_refs(args, DEFAULT_ENV, DEFAULT_ENV_ARGS),
-        agents=tuple(args.agent or DEFAULT_AGENTS),
-        states=args.states,
+        **state_probes.state_config_fields(args),
         samples=args.m,
-        depths=args.depths,
-        per_trajectory=args.per_trajectory,
-        reference=args.reference,
-        reference_agent=args.reference_agent,
         budget=args.budget,
         slack=args.slack,
         continuation=args.continuation,
         rollouts=args.rollouts,
-        show_budget=args.show_budget,
-        seed=args.seed,
-        workers=args.workers,
-        confidence=args.confidence,
-        resamples=args.bootstrap,
     )
-    backend = run_backend(args)
-    out = args.out or Path("runs") / time.strftime("probe-%Y%m%d-%H%M%S")
     budget = f"budget {config.budget}" if config.budget else f"budget = expert length + {config.slack}"
-    print(f"Single-step probes of {', '.join(spec.name for spec in config.specs)}")
-    print(
-        f"on {', '.join(env.label for env in config.envs)}: {config.states} states from {config.reference} "
-        f"trajectories, m={config.samples}, {budget}, continuation {config.continuation} x{config.rollouts}, "
-        f"seed={config.seed}, {describe_workers(config.workers, backend)}"
-    )
-    print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
-    began = time.perf_counter()
-    result = run_probe(config, out, **run_options(args, backend))
-    print()
+    details = f"m={config.samples}, {budget}, continuation {config.continuation} x{config.rollouts}"
+    result, out, seconds = state_probes.run_states(args, NAME, config, "Single-step probes", details, run_probe)
     print(format_probe_summary(result.summary))
     print()
     print(format_signal(result.summary.process_signal))
     print()
-    print(f"{result.probed} actions probed, {result.reused} reused from the log, {time.perf_counter() - began:.1f} s.")
+    print(f"{result.probed} actions probed, {result.reused} reused from the log, {seconds:.1f} s.")
     print("Wrote:", ", ".join(str(p) for p in [out / "probes.jsonl", *result.files]))
     return 0

@@ -20,22 +20,9 @@ recovery_vs_budget.png.
 from __future__ import annotations
 
 import argparse
-import time
-from pathlib import Path
 
-from agentgym_budget.cli.cmd_passkt import DEFAULT_AGENTS, DEFAULT_ENV, DEFAULT_ENV_ARGS
-from agentgym_budget.cli.common import (
-    add_envs_arguments,
-    add_reference_arguments,
-    add_run_arguments,
-    count_list,
-    describe_workers,
-    env_refs,
-    int_list,
-    positive_int,
-    run_backend,
-    run_options,
-)
+from agentgym_budget.cli import state_probes
+from agentgym_budget.cli.common import add_run_arguments, count_list, int_list, positive_int
 from agentgym_budget.eval.recovery.config import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig
 from agentgym_budget.eval.recovery.plan import run_recovery
 from agentgym_budget.eval.recovery.summary import format_recovery_summary
@@ -56,16 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> args.k, args.budgets, args.n, args.natural, args.any_wrong
         ((1, 3), (4, 8), 4, 0, False)
     """
-    add_envs_arguments(parser, f"{DEFAULT_ENV} with {DEFAULT_ENV_ARGS}")
-    parser.add_argument(
-        "--agent",
-        action="append",
-        metavar="NAME",
-        help="agent name, repeatable (default: noisy-expert-recover and noisy-expert-norecover)",
-    )
-    parser.add_argument("--states", type=positive_int, default=20, help="perturbation states per env (default 20)")
-    parser.add_argument("--depths", type=count_list, default=None, metavar="T,...", help="depths t (default random)")
-    add_reference_arguments(parser)
+    state_probes.add_state_arguments(parser, what="perturbation states", depths=("T,...", "depths t (default random)"))
     parser.add_argument(
         "--k",
         type=count_list,
@@ -82,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--n", type=positive_int, default=4, help="continuations per state, k and agent (default 4)")
     parser.add_argument("--any-wrong", action="store_true", help="force any wrong action, not preferably errors")
-    parser.add_argument("--show-budget", action="store_true", help="agents see their remaining budget")
+    state_probes.add_show_budget_argument(parser)
     parser.add_argument(
         "--natural", type=int, default=4, help="natural episodes per task and agent (default 4; 0: none)"
     )
@@ -96,42 +74,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the recovery probes, print the results and write the outputs."""
     config = RecoveryConfig(
-        envs=env_refs(args, DEFAULT_ENV, DEFAULT_ENV_ARGS),
-        agents=tuple(args.agent or DEFAULT_AGENTS),
-        states=args.states,
-        depths=args.depths,
-        per_trajectory=args.per_trajectory,
-        reference=args.reference,
-        reference_agent=args.reference_agent,
+        **state_probes.state_config_fields(args),
         ks=args.k,
         budgets=args.budgets,
         samples=args.n,
         harmful=not args.any_wrong,
-        show_budget=args.show_budget,
         natural=args.natural,
         natural_budget=args.natural_budget,
         episodes=tuple(args.episodes or ()),
-        seed=args.seed,
-        workers=args.workers,
-        confidence=args.confidence,
-        resamples=args.bootstrap,
     )
-    backend = run_backend(args)
-    out = args.out or Path("runs") / time.strftime("recovery-%Y%m%d-%H%M%S")
-    print(f"Recovery probes of {', '.join(spec.name for spec in config.specs)}")
-    print(
-        f"on {', '.join(env.label for env in config.envs)}: {config.states} states from {config.reference} "
-        f"trajectories, k={list(config.ks)}, R={list(config.budgets)}, n={config.samples}, "
+    details = (
+        f"k={list(config.ks)}, R={list(config.budgets)}, n={config.samples}, "
         f"{'errors preferred' if config.harmful else 'any wrong action'}, {config.mode} mode, "
-        f"{config.natural} natural episodes per task (budget {config.natural_budget}), seed={config.seed}, "
-        f"{describe_workers(config.workers, backend)}"
+        f"{config.natural} natural episodes per task (budget {config.natural_budget})"
     )
-    print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
-    began = time.perf_counter()
-    result = run_recovery(config, out, **run_options(args, backend))
-    print()
+    result, out, seconds = state_probes.run_states(args, NAME, config, "Recovery probes", details, run_recovery)
     print(format_recovery_summary(result.summary))
     print()
-    print(f"{result.played} episodes played, {result.reused} reused from the log, {time.perf_counter() - began:.1f} s.")
+    print(f"{result.played} episodes played, {result.reused} reused from the log, {seconds:.1f} s.")
     print("Wrote:", ", ".join(str(p) for p in [out / "episodes.jsonl", *result.files]))
     return 0

@@ -66,14 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "groups of 8); smollm2 trains and evaluates SmolLM2-135M (extra smollm2; estimated 2.6 h on a quiet "
         "2-core machine)",
     )
-    parser.add_argument("--eval-tasks", type=positive_int, default=None, help="held-out test tasks (default 30)")
-    parser.add_argument(
-        "--eval-samples", type=positive_int, default=None, help="episodes per task and budget (default 4)"
-    )
-    parser.add_argument(
-        "--probe-states", type=int, default=None, help="episodes walked for probe states (0: skip; default 15)"
-    )
-    parser.add_argument("--recovery-states", type=int, default=None, help="recovery states (0: skip; default 10)")
+    _add_evaluation_arguments(parser)
     parser.add_argument("--training-seeds", type=positive_int, default=None, help="RL runs per RL recipe (default 1)")
     parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
     parser.add_argument("--rl-steps", type=positive_int, default=None, help="GRPO steps per RL recipe (default 60)")
@@ -107,6 +100,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
+    """How much of the held-out evaluation runs: tasks, samples, probe and recovery states."""
+    parser.add_argument("--eval-tasks", type=positive_int, default=None, help="held-out test tasks (default 30)")
+    parser.add_argument(
+        "--eval-samples", type=positive_int, default=None, help="episodes per task and budget (default 4)"
+    )
+    parser.add_argument(
+        "--probe-states", type=int, default=None, help="episodes walked for probe states (0: skip; default 15)"
+    )
+    parser.add_argument("--recovery-states", type=int, default=None, help="recovery states (0: skip; default 10)")
 
 
 def _demonstrations(args: argparse.Namespace) -> str:

@@ -229,6 +229,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_grpo_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
+    _add_where_arguments(parser)
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--no-plots", action="store_true", help="no training.png")
+
+
+def _add_where_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where and how training runs: threads, loggers, device, precision, vLLM, a named preset."""
     parser.add_argument(
         "--threads", type=positive_int, default=1, help="torch threads of training (default 1: tiny models run fastest)"
     )
@@ -252,8 +259,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model), "
         "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB; extra smollm2)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    parser.add_argument("--no-plots", action="store_true", help="no training.png")
 
 
 def env_args_of(args: argparse.Namespace) -> str:

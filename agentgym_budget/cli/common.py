@@ -14,6 +14,8 @@ Example:
 from __future__ import annotations
 
 import argparse
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +271,12 @@ def env_refs(args: argparse.Namespace, default_env: str, default_args: str | Non
         )
     given += [None] * (len(args.env) - len(given))
     return tuple(EnvRef.parse(env, extra, args.split) for env, extra in zip(args.env, given, strict=True))
+
+
+def run_resumable(config: Any, out: Path, play: Callable[..., Any], options: dict[str, Any]) -> tuple[Any, float]:
+    """Say where the run writes (and how to resume it), run ``play(config, out, **options)``; its result and seconds."""
+    print(f"output: {out}  (if interrupted, rerun with --out {out} to resume)", flush=True)
+    began = time.perf_counter()
+    result = play(config, out, **options)
+    print()
+    return result, time.perf_counter() - began

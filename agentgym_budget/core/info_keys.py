@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 
 from agentgym_budget.errors import InvalidInfoKeyError, did_you_mean
 
-__all__ = ["EXPERT_INFO_KEYS", "STANDARD_INFO_KEYS", "resolve_info_keys"]
+__all__ = ["EXPERT_INFO_KEYS", "STANDARD_INFO_KEYS"]
 
 STANDARD_INFO_KEYS: tuple[str, ...] = (
     "admissible_actions",

@@ -31,16 +31,7 @@ from gymnasium import spaces
 
 from agentgym_budget.core.text_space import TextSpace
 
-__all__ = [
-    "ACTION_MAX_LENGTH",
-    "ACTION_STEP_LIMIT",
-    "CHARSET",
-    "TRUNCATION_MARK",
-    "action_space",
-    "is_admissible",
-    "normalize_text",
-    "observation_space",
-]
+__all__ = ["ACTION_STEP_LIMIT", "action_space", "is_admissible", "observation_space"]
 
 CHARSET: frozenset[str] = frozenset(string.ascii_letters + string.digits + string.punctuation + " \n\t")
 """Characters allowed in observations and actions: printable ASCII, newline, tab."""

@@ -38,7 +38,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import read_from_shared_memory
 
-__all__ = ["SharedTextView", "TextSpace"]
+__all__ = ["TextSpace"]
 
 
 class TextSpace(spaces.Text):

@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-__all__ = ["Turn", "turn_info"]
+__all__ = ["Turn"]
 
 
 @dataclass(frozen=True)

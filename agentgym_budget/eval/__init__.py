@@ -8,6 +8,13 @@
 
 Each analysis runs on :mod:`agentgym_budget.runner` (environments, episodes, workers, the run's files).
 
+The room for analyses of agents on the environments; a new evaluation is a subpackage here with a config, a
+plan on :mod:`agentgym_budget.runner.skeleton`, a worker and a summary, plus a ``cmd_<name>.py`` in the CLI.
+
+May import: :mod:`agentgym_budget.runner`, :mod:`agentgym_budget.prepare`, :mod:`agentgym_budget.agents`,
+:mod:`agentgym_budget.stats` and the layers below (wrappers, snapshots, core, registration, errors). The
+RL plug-ins, training and the CLI import it; it imports none of them.
+
 Example:
     >>> from agentgym_budget.eval import pass_at_k
     >>> round(pass_at_k(n=8, c=2, k=4), 4)
@@ -16,31 +23,32 @@ Example:
 
 from __future__ import annotations
 
-from agentgym_budget.eval.estimator import bootstrap_ci, mean_pass_at_k, paired_bootstrap_ci, paired_ci, pass_at_k
-from agentgym_budget.eval.passkt.config import PassKTConfig
-from agentgym_budget.eval.passkt.plan import PassKTRun, run_passkt
-from agentgym_budget.eval.passkt.report import report
-from agentgym_budget.eval.passkt.summary import Summary, summarize
-from agentgym_budget.eval.probes.plan import ProbeConfig, ProbeRun, run_probe
-from agentgym_budget.eval.recovery.config import RecoveryConfig
-from agentgym_budget.eval.recovery.plan import RecoveryRun, run_recovery
+from agentgym_budget.eval.estimator import (
+    bootstrap_ci as bootstrap_ci,
+)
+from agentgym_budget.eval.estimator import (
+    mean_pass_at_k as mean_pass_at_k,
+)
+from agentgym_budget.eval.estimator import (
+    paired_bootstrap_ci as paired_bootstrap_ci,
+)
+from agentgym_budget.eval.estimator import (
+    paired_ci as paired_ci,
+)
+from agentgym_budget.eval.estimator import (
+    pass_at_k as pass_at_k,
+)
+from agentgym_budget.eval.passkt.config import PassKTConfig as PassKTConfig
+from agentgym_budget.eval.passkt.plan import PassKTRun as PassKTRun
+from agentgym_budget.eval.passkt.plan import run_passkt as run_passkt
+from agentgym_budget.eval.passkt.report import report as report
+from agentgym_budget.eval.passkt.summary import Summary as Summary
+from agentgym_budget.eval.passkt.summary import summarize as summarize
+from agentgym_budget.eval.probes.plan import ProbeConfig as ProbeConfig
+from agentgym_budget.eval.probes.plan import ProbeRun as ProbeRun
+from agentgym_budget.eval.probes.plan import run_probe as run_probe
+from agentgym_budget.eval.recovery.config import RecoveryConfig as RecoveryConfig
+from agentgym_budget.eval.recovery.plan import RecoveryRun as RecoveryRun
+from agentgym_budget.eval.recovery.plan import run_recovery as run_recovery
 
-__all__ = [
-    "PassKTConfig",
-    "PassKTRun",
-    "ProbeConfig",
-    "ProbeRun",
-    "RecoveryConfig",
-    "RecoveryRun",
-    "Summary",
-    "bootstrap_ci",
-    "mean_pass_at_k",
-    "paired_bootstrap_ci",
-    "paired_ci",
-    "pass_at_k",
-    "report",
-    "run_passkt",
-    "run_probe",
-    "run_recovery",
-    "summarize",
-]
+__all__: list[str] = []

@@ -19,6 +19,13 @@ output to one command). A missing library raises
 (``pip install "agentgym-budget[openenv]"``, ``[trl]``, ``[skyrl]``, ``[verifiers]``, ``[ray]``, ``[verl]``).
 The evaluation commands run on Ray through :class:`~agentgym_budget.runner.ray_executor.RayBackend`
 (``--backend ray``).
+
+The room for RL-library plug-ins; a new one is one module here that imports its library inside the
+functions that need it, plus an extra in ``pyproject.toml``.
+
+May import: the front door (:mod:`agentgym_budget`, to register the ids), :mod:`agentgym_budget.runner`,
+:mod:`agentgym_budget.agents`, :mod:`agentgym_budget.chat`, the wrappers and the layers below. Only
+training and the CLI import it.
 """
 
 __all__: list[str] = []

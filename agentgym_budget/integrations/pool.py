@@ -22,7 +22,7 @@ import threading
 from agentgym_budget.integrations.session import EpisodeSession
 from agentgym_budget.integrations.session_config import SessionConfig
 
-__all__ = ["SessionPool"]
+__all__: list[str] = []
 
 
 class SessionPool:

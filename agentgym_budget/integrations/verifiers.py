@@ -32,7 +32,7 @@ from agentgym_budget.agents.base import episode_stats
 from agentgym_budget.dependencies import require
 from agentgym_budget.integrations.session_config import episode_fields
 
-__all__ = ["AgentPlayer", "PlayedEpisode", "openenv_taskset", "play"]
+__all__ = ["PlayedEpisode", "openenv_taskset", "play"]
 
 _FEATURE = "The verifiers route"
 

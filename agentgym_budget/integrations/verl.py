@@ -54,7 +54,6 @@ from agentgym_budget.integrations.verl_data import AGENT_NAME, row_episode
 
 __all__ = [
     "AGENT_LOOP_CONFIG",
-    "AGENT_NAME",
     "EXAMPLE_TRAINER_CONFIG",
     "BudgetAgentLoop",  # noqa: F822 (built on first use by __getattr__: it needs verl)
     "register_agent_loop",

@@ -42,7 +42,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.integrations.session_config import EPISODE_FIELDS, SessionConfig, episode_fields
 
-__all__ = ["AGENT_NAME", "row_episode", "verl_rows"]
+__all__ = ["verl_rows"]
 
 AGENT_NAME = "agentgym_budget"
 """The name the agent loop is registered under (a row's ``agent_name``)."""

@@ -26,7 +26,7 @@ import time
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["INJECT_DELAYS_ENV", "injected_delay"]
+__all__: list[str] = []
 
 INJECT_DELAYS_ENV = "AGENTGYM_BUDGET_INJECT_DELAYS"
 """Environment variable: the largest injected delay in seconds (unset or 0: none)."""

@@ -67,6 +67,15 @@ __all__ = ["Emit", "make_backend", "run_jobs"]
 Emit = Callable[[Any], None]
 """Callback a job function calls with each finished result."""
 
+Work = Callable[[Any, Emit], None]
+"""A job function: ``fn(job, emit)`` plays one job and emits its results."""
+
+Deliver = Callable[[Any], None]
+"""Where the driver receives each result (``on_result``)."""
+
+Finalize = Callable[[], None] | None
+"""Run once in every worker when it stops (closes the worker's shared resources), or ``None``."""
+
 BACKENDS = ("local", "ray")
 """Executors of :func:`make_backend`: ``local`` (this machine's processes) and ``ray`` (a Ray cluster)."""
 
@@ -75,15 +84,7 @@ BACKENDS = ("local", "ray")
 class JobBackend(Protocol):
     """An executor of :func:`run_jobs` other than the local one (see the module docstring for its contract)."""
 
-    def run(
-        self,
-        fn: Callable[[Any, Emit], None],
-        jobs: Sequence[Any],
-        *,
-        workers: int,
-        on_result: Callable[[Any], None],
-        finalize: Callable[[], None] | None,
-    ) -> None:
+    def run(self, fn: Work, jobs: Sequence[Any], *, workers: int, on_result: Deliver, finalize: Finalize) -> None:
         """Run ``fn(job, emit)`` for every job with ``workers`` workers, delivering results to ``on_result``."""
 
 
@@ -130,13 +131,7 @@ def _demo_job(job: int, emit: Emit) -> None:
     emit(job)
 
 
-def _worker_main(
-    fn: Callable[[Any, Emit], None],
-    finalize: Callable[[], None] | None,
-    jobs: Any,
-    results: Any,
-    parent: int,
-) -> None:
+def _worker_main(fn: Work, finalize: Finalize, jobs: Any, results: Any, parent: int) -> None:
     exit_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -173,12 +168,12 @@ def _describe(job: Any) -> str:
 
 
 def run_jobs(
-    fn: Callable[[Any, Emit], None],
+    fn: Work,
     jobs: Sequence[Any],
     *,
     workers: int,
-    on_result: Callable[[Any], None],
-    finalize: Callable[[], None] | None = None,
+    on_result: Deliver,
+    finalize: Finalize = None,
     backend: JobBackend | None = None,
 ) -> None:
     """Run ``fn(job, emit)`` for every job, in ``workers`` processes; see the module docstring.
@@ -205,12 +200,7 @@ def run_jobs(
         _run_in_processes(fn, jobs, workers, on_result, finalize)
 
 
-def _run_here(
-    fn: Callable[[Any, Emit], None],
-    jobs: Sequence[Any],
-    on_result: Callable[[Any], None],
-    finalize: Callable[[], None] | None,
-) -> None:
+def _run_here(fn: Work, jobs: Sequence[Any], on_result: Deliver, finalize: Finalize) -> None:
     try:
         for job in jobs:
             injected_delay()
@@ -220,13 +210,7 @@ def _run_here(
             finalize()
 
 
-def _run_in_processes(
-    fn: Callable[[Any, Emit], None],
-    jobs: Sequence[Any],
-    workers: int,
-    on_result: Callable[[Any], None],
-    finalize: Callable[[], None] | None,
-) -> None:
+def _run_in_processes(fn: Work, jobs: Sequence[Any], workers: int, on_result: Deliver, finalize: Finalize) -> None:
     context = multiprocessing.get_context("spawn")
     job_queue, result_queue = context.Queue(), context.Queue()
     for index, job in enumerate(jobs):
@@ -290,7 +274,7 @@ def _stop_workers(processes: Sequence[Any], grace: float) -> None:
 
 
 def run_logged_jobs(
-    fn: Callable[[Any, Emit], None],
+    fn: Work,
     jobs: Sequence[Any],
     *,
     store: JsonlStore,
@@ -300,7 +284,7 @@ def run_logged_jobs(
     desc: str = "results",
     unit: str = "rec",
     progress: bool = True,
-    finalize: Callable[[], None] | None = None,
+    finalize: Finalize = None,
     on_new: Callable[[dict[str, Any]], None] | None = None,
     backend: JobBackend | None = None,
 ) -> int:

@@ -33,17 +33,17 @@ from __future__ import annotations
 
 import queue
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from agentgym_budget.errors import WorkerError
+from agentgym_budget.runner.pool import Deliver, Finalize, Work
 from agentgym_budget.runner.ray_cluster import ray_connection
 
 __all__ = ["RayBackend"]
 
-Emit = Callable[[Any], None]
 
 _POLL_SECONDS = 0.5
 _FINALIZE_SECONDS = 120.0
@@ -58,7 +58,7 @@ class RayWorker:
     are made and closed on the same thread); :meth:`run` streams what the job emits.
     """
 
-    def __init__(self, fn: Callable[[Any, Emit], None], finalize: Callable[[], None] | None) -> None:
+    def __init__(self, fn: Work, finalize: Finalize) -> None:
         self._fn = fn
         self._finalize = finalize
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentgym-budget-job")
@@ -128,15 +128,7 @@ class RayBackend:
             else f"Ray actors on the cluster at {self.address!r}"
         )
 
-    def run(
-        self,
-        fn: Callable[[Any, Emit], None],
-        jobs: Sequence[Any],
-        *,
-        workers: int,
-        on_result: Callable[[Any], None],
-        finalize: Callable[[], None] | None,
-    ) -> None:
+    def run(self, fn: Work, jobs: Sequence[Any], *, workers: int, on_result: Deliver, finalize: Finalize) -> None:
         """Run ``fn(job, emit)`` for every job in ``workers`` Ray actors; see the module docstring.
 
         Raises:
@@ -159,11 +151,11 @@ class _Run:
         self,
         ray: Any,
         backend: RayBackend,
-        fn: Callable[[Any, Emit], None],
-        finalize: Callable[[], None] | None,
+        fn: Work,
+        finalize: Finalize,
         jobs: list[Any],
         workers: int,
-        on_result: Callable[[Any], None],
+        on_result: Deliver,
     ) -> None:
         self.ray, self.jobs, self.on_result = ray, jobs, on_result
         actor_class = ray.remote(RayWorker).options(num_cpus=backend.num_cpus, max_restarts=0)

@@ -37,9 +37,10 @@ import gymnasium as gym
 
 from agentgym_budget.agents.base import close_shared_resources, episode_stats, is_async_agent
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.runner.env_ref import EnvPool, EnvRef
+from agentgym_budget.runner.env_ref import EnvPool as EnvPool  # re-exported: the old home
+from agentgym_budget.runner.env_ref import EnvRef as EnvRef
 
-__all__ = ["EnvPool", "EnvRef", "EpisodeResult", "agent_view", "episode_turn_outcome", "play_episode", "run_episode"]
+__all__ = ["EpisodeResult", "agent_view", "play_episode"]
 
 HIDDEN_BUDGET_KEYS = ("max_turns", "turns_left")
 """``info`` keys removed from what the agent sees when the budget is hidden."""

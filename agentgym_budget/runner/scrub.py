@@ -16,7 +16,7 @@ by ``***``.
 Example:
     >>> scrub({"action": 'echo {"Authorization": "Bearer abc123def"}', "api_key": "k-1234567"})
     {'action': 'echo {"Authorization": "Bearer ***"}', 'api_key': '***'}
-    >>> scrub_text("use sk-abcdefghijklmnopqrstuv or api_key=hunter2hunter2", secrets=())
+    >>> _scrub_text("use sk-abcdefghijklmnopqrstuv or api_key=hunter2hunter2", secrets=())
     'use *** or api_key=***'
 """
 
@@ -27,9 +27,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["REDACTED", "environment_secrets", "scrub", "scrub_text"]
+__all__ = ["scrub"]
 
-REDACTED = "***"
+_REDACTED = "***"
 _SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 _SECRET_KEYS = frozenset({"authorization", "api_key", "api-key", "apikey", "x-api-key"})
 _PATTERNS = (
@@ -39,34 +39,34 @@ _PATTERNS = (
 )
 
 
-def environment_secrets() -> list[str]:
+def _environment_secrets() -> list[str]:
     """Values (8+ characters) of the environment variables whose names say they hold secrets, longest first."""
     values = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}
     return sorted(values, key=len, reverse=True)
 
 
-def scrub_text(text: str, secrets: Iterable[str] | None = None) -> str:
-    """``text`` with secrets replaced by ``***`` (``secrets``: default :func:`environment_secrets`)."""
-    for secret in environment_secrets() if secrets is None else secrets:
+def _scrub_text(text: str, secrets: Iterable[str] | None = None) -> str:
+    """``text`` with secrets replaced by ``***`` (``secrets``: default :func:`_environment_secrets`)."""
+    for secret in _environment_secrets() if secrets is None else secrets:
         if secret in text:
-            text = text.replace(secret, REDACTED)
+            text = text.replace(secret, _REDACTED)
     for pattern in _PATTERNS:
-        text = pattern.sub(lambda match: match.group(1) + REDACTED, text)
+        text = pattern.sub(lambda match: match.group(1) + _REDACTED, text)
     return text
 
 
 def scrub(value: Any, secrets: Iterable[str] | None = None) -> Any:
-    """``value`` with :func:`scrub_text` applied to every string in it (containers are copied, not changed)."""
-    known = environment_secrets() if secrets is None else list(secrets)
+    """``value`` with :func:`_scrub_text` applied to every string in it (containers are copied, not changed)."""
+    known = _environment_secrets() if secrets is None else list(secrets)
     return _scrub(value, known)
 
 
 def _scrub(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
-        return scrub_text(value, secrets)
+        return _scrub_text(value, secrets)
     if isinstance(value, dict):
         return {
-            k: REDACTED if isinstance(k, str) and k.lower() in _SECRET_KEYS and v else _scrub(v, secrets)
+            k: _REDACTED if isinstance(k, str) and k.lower() in _SECRET_KEYS and v else _scrub(v, secrets)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):

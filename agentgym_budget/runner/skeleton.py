@@ -156,5 +156,15 @@ def run_analysis(
         return analysis.summarise(records, played, plan)
 
 
+def summary_options(config: Any) -> dict[str, Any]:
+    """The summary arguments every evaluation config carries: agent order, confidence, resamples and seed."""
+    return {
+        "order": [spec.name for spec in config.specs],
+        "confidence": config.confidence,
+        "resamples": config.resamples,
+        "seed": config.seed,
+    }
+
+
 def _demo_job(n: int, emit: Emit) -> None:
     emit({"n": n})

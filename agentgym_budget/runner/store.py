@@ -42,7 +42,7 @@ from agentgym_budget.errors import DataError, RunConfigError
 from agentgym_budget.runner.scrub import scrub
 from agentgym_budget.storage.safe_json import read_json_file, read_regular_file
 
-__all__ = ["JsonlStore", "atomic_write_text", "read_jsonl"]
+__all__ = ["JsonlStore", "read_jsonl"]
 
 
 _MAX_LOG_BYTES = 1 << 40

@@ -42,7 +42,7 @@ from agentgym_budget.errors import DataError
 from agentgym_budget.stats.hierarchical import contrast_interval, interaction_weights
 from agentgym_budget.stats.intervals import equivalence_verdict, holm_adjust
 
-__all__ = ["CLAIMS", "ClaimSettings", "decide_claims", "outcome_cells"]
+__all__ = ["ClaimSettings", "decide_claims"]
 
 CLAIMS = ("budget_dependence", "single_step", "recovery", "budgetmix_robustness", "process_supervision")
 """The claims, in report order."""

@@ -32,7 +32,7 @@ import numpy as np
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.stats.intervals import CONFIDENCE, RESAMPLES, Interval, bootstrap_p_value
 
-__all__ = ["ContrastResult", "contrast_interval", "interaction_weights"]
+__all__: list[str] = []
 
 _NORMAL = NormalDist()
 

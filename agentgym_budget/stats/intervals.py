@@ -38,17 +38,7 @@ import numpy as np
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = [
-    "Interval",
-    "bca_interval",
-    "bootstrap_p_value",
-    "check_confidence",
-    "equivalence_verdict",
-    "holm_adjust",
-    "paired_difference",
-    "task_rate_interval",
-    "wilson_interval",
-]
+__all__ = ["Interval", "bca_interval", "check_confidence", "paired_difference", "task_rate_interval"]
 
 CONFIDENCE = 0.95
 """Default confidence level."""

@@ -59,7 +59,7 @@ from filelock import FileLock, Timeout
 
 from agentgym_budget.errors import GenerationError
 
-__all__ = ["CACHE_ENV_VAR", "CacheRepairWarning", "cache_key", "cache_root", "cached_directory", "check_entry"]
+__all__ = ["CacheRepairWarning", "cache_key", "cache_root", "cached_directory", "check_entry"]
 
 CACHE_ENV_VAR = "AGENTGYM_BUDGET_CACHE"
 """Environment variable that overrides the cache location."""

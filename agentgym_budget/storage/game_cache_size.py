@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["DEFAULT_GAME_CACHE_MB", "GAME_CACHE_ENV_VAR", "LEGACY_ALFWORLD_CACHE_ENV_VAR", "game_cache_bytes"]
+__all__ = ["GAME_CACHE_ENV_VAR", "game_cache_bytes"]
 
 GAME_CACHE_ENV_VAR = "AGENTGYM_BUDGET_GAME_CACHE_MB"
 """Environment variable: megabytes of parsed games each family's cache keeps per process."""

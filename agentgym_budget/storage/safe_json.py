@@ -38,7 +38,7 @@ import numpy as np
 
 from agentgym_budget.errors import DataError
 
-__all__ = ["MAX_DEPTH", "read_json_file"]
+__all__ = ["read_json_file"]
 
 MAX_BYTES = 256 * 2**20
 """Default size cap of a JSON file (256 MiB); loaders of bigger data (WebShop's catalogue) raise it."""

@@ -19,6 +19,9 @@ actions, steps after the end and unknown info keys; and hypothesis fuzzing of ac
 Actions are drawn from ``info["admissible_actions"]``; an env that omits that key (TextWorld's lean
 mode) plays from :attr:`EnvConformance.fallback_actions` instead.
 Needs ``pytest`` and ``hypothesis`` (the ``test`` extra).
+
+May import: the wrappers, :mod:`agentgym_budget.core`, :mod:`agentgym_budget.snapshots` and
+:mod:`agentgym_budget.errors` (it shares the tasks layer); only test suites import it.
 """
 
 from __future__ import annotations

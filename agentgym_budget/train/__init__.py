@@ -15,6 +15,10 @@ One module per concept, each importing torch / transformers / TRL only when used
 * :mod:`~agentgym_budget.train.config` and :mod:`~agentgym_budget.train.recipe`: what to train (the recipes
   ``sft``, ``fixed``, ``budgetmix``, ``curriculum``) and how a run executes, with its layout;
 * :mod:`~agentgym_budget.train.study`: the three recipes, then their evaluation on held-out tasks.
+
+May import every room below the CLI: :mod:`agentgym_budget.eval`, :mod:`agentgym_budget.integrations`,
+:mod:`agentgym_budget.runner`, :mod:`agentgym_budget.agents`, :mod:`agentgym_budget.chat`,
+:mod:`agentgym_budget.stats` and the layers below. Only the CLI imports it.
 """
 
 __all__: list[str] = []

@@ -30,7 +30,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.train.tiny_lm import build_tiny_lm
 
-__all__ = ["TinyModelSpec", "build_base_model", "corpus", "parameter_count", "save_model"]
+__all__ = ["TinyModelSpec", "build_base_model", "save_model"]
 
 _FEATURE = "Training and hf: agents"
 

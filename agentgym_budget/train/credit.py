@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["RolloutTurns", "state_groups", "turn_advantages"]
+__all__ = ["RolloutTurns"]
 
 CREDIT_MODES = ("episode", "turn", "gigpo")
 """Credit assignment modes (see the module docstring)."""

@@ -31,7 +31,7 @@ from agentgym_budget.train.device import DeviceSettings, trainer_arguments
 from agentgym_budget.train.metrics import JsonlLog, metrics_callback
 from agentgym_budget.train.quiet import bar_only, quiet_trainer
 
-__all__ = ["SFTSettings", "last_checkpoint", "run_sft", "tokenized_examples"]
+__all__ = ["SFTSettings", "run_sft"]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Any
 from agentgym_budget.runner.store import read_jsonl
 from agentgym_budget.stats.claims import ClaimSettings, decide_claims
 
-__all__ = ["claim_records", "claims_markdown", "study_claims"]
+__all__ = ["claim_records"]
 
 
 def _order(record: dict[str, Any]) -> tuple[str, ...]:

@@ -13,15 +13,7 @@ from typing import Any
 
 from agentgym_budget.train.study_claims import claims_markdown
 
-__all__ = [
-    "demonstrations_line",
-    "pass_at_one_lines",
-    "step_value_lines",
-    "study_markdown",
-    "timing_lines",
-    "training_lines",
-    "turn_lines",
-]
+__all__ = ["demonstrations_line"]
 
 
 def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:

@@ -44,7 +44,7 @@ from agentgym_budget.train.credit import RolloutTurns, check_credit, state_group
 _BOOKKEEPING_LAYERS = ("gymnasium.wrappers.common.",)
 """Layers whose snapshot part is not environment state (Gymnasium's checking and ordering wrappers)."""
 
-__all__ = ["TurnToolEnv", "model_spans", "state_digest", "token_advantages"]
+__all__ = ["TurnToolEnv"]
 
 
 def state_digest(env: Any, commands: Sequence[str] = ()) -> str:

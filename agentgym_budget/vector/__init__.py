@@ -1,5 +1,7 @@
 """Vector and group envs over agentgym-budget ids.
 
+* :class:`~agentgym_budget.vector.batch.BatchVectorEnv`: the one vector base (batching, autoreset modes,
+  seeds, ``reset_mask`` and per-env options); its subclasses only say how a sub-env starts.
 * :class:`~agentgym_budget.vector.text_vector_env.TextVectorEnv`: ``gym.make_vec(id, num_envs=n)``
   in one process, with Gymnasium's autoreset modes and per-env options.
 * :class:`~agentgym_budget.vector.group_vector.GroupVectorEnv`: a vector env whose starts are forks, so

@@ -1,7 +1,8 @@
 """A Gymnasium vector env of groups: ``groups`` starts, each played by ``group_size`` members.
 
 :class:`GroupVectorEnv` is the vector-env form of :func:`~agentgym_budget.vector.group.group_reset` for
-GRPO-style training: sub-envs come in groups of ``group_size`` members (group-major: sub-env ``i``
+GRPO-style training, and a :class:`~agentgym_budget.vector.batch.BatchVectorEnv` whose starts are forks
+(batching, autoreset modes and per-env options are the base's, as for ``TextVectorEnv``): sub-envs come in groups of ``group_size`` members (group-major: sub-env ``i``
 is member ``i % group_size`` of group ``i // group_size``), and every start of a group is **one**
 real reset of that group's env, forked ``group_size`` times through
 :class:`~agentgym_budget.wrappers.StateSnapshot`. The members of a start get the same task, the same
@@ -11,8 +12,9 @@ independently.
 **Contract**
 
 * ``reset(seed=s)`` resets group ``g`` with seed ``s + g`` (a list gives one seed per *group*;
-  ``None`` leaves them unseeded); ``options`` go to every group's reset. ``options["reset_mask"]``
-  (Gymnasium's partial reset, shape ``(num_envs,)``) must select whole groups.
+  ``None`` leaves them unseeded); ``options`` go to every group's reset (a list of ``num_envs`` values
+  gives each member its own, which must then be equal within a group). ``options["reset_mask"]``
+  (Gymnasium's partial reset, a bool array of shape ``(num_envs,)``) must select whole groups.
 * **Autoreset** (``autoreset_mode``, ``"next_step"`` by default, as Gymnasium's): a member whose
   episode ended moves to its group's **next start**, alone, without waiting for the others. The
   next start is drawn once, by one real reset (no seed, no options: the group's seeded stream goes
@@ -68,12 +70,11 @@ from copy import deepcopy
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
+from gymnasium.vector import AutoresetMode
 
-from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidOptionError
+from agentgym_budget.errors import EpisodeOverError, InvalidOptionError
 from agentgym_budget.snapshots.stack import clone
+from agentgym_budget.vector.batch import BatchVectorEnv, autoreset_mode_of, positive
 from agentgym_budget.vector.group import Group, group_reset
 from agentgym_budget.wrappers import StateSnapshot
 
@@ -104,13 +105,7 @@ class _Start:
         self.waiting = [None] * len(self.waiting)
 
 
-def _positive(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidOptionError(f"GroupVectorEnv: {name} must be a positive integer, got {value!r}.")
-    return int(value)
-
-
-class GroupVectorEnv(VectorEnv):
+class GroupVectorEnv(BatchVectorEnv):
     """``groups`` groups of ``group_size`` members; each start of a group is one reset, forked.
 
     See the module docstring for the reset, autoreset and grouping contract.
@@ -138,15 +133,9 @@ class GroupVectorEnv(VectorEnv):
         groups: int = 1,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
     ) -> None:
-        self.group_size = _positive(group_size, "group_size")
-        self.groups = _positive(groups, "groups")
-        modes = {**{mode.name.lower(): mode for mode in AutoresetMode}, **{mode: mode for mode in AutoresetMode}}
-        if autoreset_mode not in modes:
-            raise InvalidOptionError(
-                f"GroupVectorEnv: unknown autoreset_mode {autoreset_mode!r}; expected an AutoresetMode or one of "
-                f"{[mode.name.lower() for mode in AutoresetMode]}."
-            )
-        self.autoreset_mode = modes[autoreset_mode]
+        self.group_size = positive(group_size, "group_size", "GroupVectorEnv")
+        self.groups = positive(groups, "groups", "GroupVectorEnv")
+        autoreset_mode_of(autoreset_mode, "GroupVectorEnv")  # refused before the stacks are built
         if isinstance(env, gym.Env):
             stacks = [env, *(clone(env) for _ in range(self.groups - 1))]
         elif callable(env):
@@ -156,14 +145,7 @@ class GroupVectorEnv(VectorEnv):
                 f"GroupVectorEnv: env must be a gymnasium.Env or a function returning one, got {type(env).__name__}."
             )
         self.bases = [stack if isinstance(stack, StateSnapshot) else StateSnapshot(stack) for stack in stacks]
-        self.num_envs = self.group_size * self.groups
-        first = self.bases[0]
-        self.metadata = {**first.metadata, "autoreset_mode": self.autoreset_mode}
-        self.render_mode = first.render_mode
-        self.single_observation_space = first.observation_space
-        self.single_action_space = first.action_space
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._setup(self.group_size * self.groups, self.bases[0], autoreset_mode)
         self.resets = 0
         """Real resets made so far (one per start of a group)."""
         self.envs: list[gym.Env | None] = [None] * self.num_envs
@@ -173,8 +155,6 @@ class GroupVectorEnv(VectorEnv):
         self._episode = [-1] * self.num_envs  # position in its group's order of each member's start
         self._group_ids = [-1] * self.num_envs
         self._next_id = 0
-        self._ended = np.zeros(self.num_envs, dtype=np.bool_)
-        self._observations: list[Any] = [None] * self.num_envs
 
     # ------------------------------------------------------------------ starts
     def _draw(self, group: int, seed: int | None, options: dict[str, Any] | None) -> None:
@@ -196,124 +176,68 @@ class GroupVectorEnv(VectorEnv):
         if self.envs[index] is not None:
             self.envs[index].close()
         self.envs[index], self._episode[index], self._group_ids[index] = env, episode, start.group_id
-        self._ended[index] = False
         return observation, self._tag(index, info)
 
     def _tag(self, index: int, info: dict[str, Any]) -> dict[str, Any]:
         return {**info, "group_id": self._group_ids[index], "group_member": index % self.group_size}
 
+    # ------------------------------------------------------------------ the base's hooks
     def _seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        """One seed per member: group ``g``'s seed (``seed + g``, or the ``g``-th of one seed per group)."""
         if seed is None:
-            return [None] * self.groups
-        if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
-            return [int(seed) + group for group in range(self.groups)]
-        if isinstance(seed, Sequence) and not isinstance(seed, str) and len(seed) == self.groups:
-            return list(seed)
-        raise InvalidOptionError(
-            f"GroupVectorEnv.reset: seed must be None, an int (group g gets seed + g) or one seed per group "
-            f"({self.groups} groups), got {seed!r}."
-        )
-
-    def _mask(self, options: dict[str, Any]) -> np.ndarray:
-        mask = options.pop("reset_mask", None)
-        if mask is None:
-            return np.ones(self.groups, dtype=np.bool_)
-        mask = np.asarray(mask)
-        if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+            by_group = [None] * self.groups
+        elif isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+            by_group = [int(seed) + group for group in range(self.groups)]
+        elif isinstance(seed, Sequence) and not isinstance(seed, str) and len(seed) == self.groups:
+            by_group = list(seed)
+        else:
             raise InvalidOptionError(
-                f"GroupVectorEnv.reset: options['reset_mask'] must be a bool array of shape ({self.num_envs},), "
-                f"got dtype {mask.dtype} and shape {mask.shape}."
+                f"GroupVectorEnv.reset: seed must be None, an int (group g gets seed + g) or one seed per group "
+                f"({self.groups} groups), got {seed!r}."
             )
-        by_group = mask.reshape(self.groups, self.group_size)
-        if not (by_group.all(axis=1) | ~by_group.any(axis=1)).all() or not mask.any():
+        return [value for value in by_group for _ in range(self.group_size)]
+
+    def _reset_selected(
+        self, indices: list[int], seeds: list[int | None], options: list[dict[str, Any] | None]
+    ) -> list[tuple[Any, dict[str, Any]]]:
+        """One real reset per selected group (whole groups only), forked to its members."""
+        groups = sorted({index // self.group_size for index in indices})
+        if len(indices) != len(groups) * self.group_size:
+            mask = [index in indices for index in range(self.num_envs)]
             raise InvalidOptionError(
                 "GroupVectorEnv.reset: options['reset_mask'] must select whole groups (all "
-                f"{self.group_size} members of a group, or none) and at least one group, got {mask.tolist()}."
+                f"{self.group_size} members of a group, or none) and at least one group, got {mask}."
             )
-        return by_group[:, 0]
-
-    # ------------------------------------------------------------------ gymnasium API
-    def reset(
-        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """Reset every group (or the groups ``options["reset_mask"]`` selects): one reset per group.
-
-        Raises:
-            InvalidOptionError: A bad ``seed`` or ``reset_mask`` (see the module docstring).
-        """
-        seeds = self._seeds(seed)
-        own = dict(options or {})
-        selected = self._mask(own)
-        infos: dict[str, Any] = {}
-        for group in np.flatnonzero(selected):
+        results = []
+        for group in groups:
+            first = group * self.group_size
+            if any(options[first + member] != options[first] for member in range(self.group_size)):
+                raise InvalidOptionError(
+                    f"GroupVectorEnv.reset: the members of group {group} share one start; give them equal options, "
+                    f"got {options[first : first + self.group_size]!r:.200}."
+                )
+        for group in groups:
             for start in self._starts[group].values():
                 start.close()
             self._starts[group], self._order[group] = {}, []
-            self._draw(int(group), seeds[group], own or None)
-            for member in range(self.group_size):
-                index = int(group) * self.group_size + member
-                self._episode[index] = -1
-                self._observations[index], info = self._enter(index, 0)
-                infos = self._add_info(infos, info, index)
-        return tuple(self._observations), infos
+            first = group * self.group_size
+            self._draw(group, seeds[first], options[first] or None)
+            for index in range(first, first + self.group_size):
+                results.append(self._enter(index, 0))
+        return results
 
-    def step(
-        self, actions: Sequence[Any]
-    ) -> tuple[tuple[Any, ...], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Step every member with its action (group-major order); see the module docstring for autoreset.
+    def _next_start(self, index: int) -> tuple[Any, dict[str, Any]]:
+        return self._enter(index, self._episode[index] + 1)
 
-        Raises:
-            InvalidActionError: Not one action per sub-env.
-            EpisodeOverError: Called before ``reset``, or (``autoreset_mode="disabled"``) on an ended member.
-        """
-        if isinstance(actions, str) or len(actions) != self.num_envs:
-            given = "a str" if isinstance(actions, str) else f"{len(actions)} actions"
-            raise InvalidActionError(
-                f"GroupVectorEnv.step: expected a sequence of {self.num_envs} actions (one per member, "
-                f"group-major), got {given}."
-            )
-        if any(env is None for env in self.envs):
-            raise EpisodeOverError("GroupVectorEnv.step: call reset() first.")
-        rewards = np.zeros(self.num_envs, dtype=np.float64)
-        terminated = np.zeros(self.num_envs, dtype=np.bool_)
-        truncated = np.zeros(self.num_envs, dtype=np.bool_)
-        infos: dict[str, Any] = {}
-        for index, action in enumerate(actions):
-            if self._ended[index]:
-                if self.autoreset_mode is AutoresetMode.DISABLED:
-                    raise EpisodeOverError(
-                        f"GroupVectorEnv.step: member {index}'s episode ended and autoreset_mode is 'disabled'; "
-                        "reset its group with options={'reset_mask': ...} first."
-                    )
-                self._observations[index], info = self._enter(index, self._episode[index] + 1)
-                infos = self._add_info(infos, info, index)
-                continue
-            observation, reward, term, trunc, info = self.envs[index].step(action)
-            rewards[index], terminated[index], truncated[index] = reward, term, trunc
-            info = self._tag(index, info)
-            self._observations[index] = observation
-            self._ended[index] = term or trunc
-            if self._ended[index] and self.autoreset_mode is AutoresetMode.SAME_STEP:
-                infos = self._add_info(infos, {"final_obs": observation, "final_info": info}, index)
-                self._observations[index], info = self._enter(index, self._episode[index] + 1)
-            infos = self._add_info(infos, info, index)
-        return tuple(self._observations), rewards, terminated, truncated, infos
+    def _step_env(self, index: int, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        observation, reward, term, trunc, info = self.envs[index].step(action)
+        return observation, reward, term, trunc, self._tag(index, info)
 
-    def render(self) -> tuple[Any, ...]:
-        """Each member's ``render()``."""
-        return tuple(env.render() if env is not None else None for env in self.envs)
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Call (or read, if not callable) attribute ``name`` of every member's stack."""
-        results = []
-        for env in self.envs:
-            value = env.get_wrapper_attr(name) if env is not None else None
-            results.append(value(*args, **kwargs) if callable(value) else value)
-        return tuple(results)
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """Attribute ``name`` of every member's stack."""
-        return tuple(env.get_wrapper_attr(name) if env is not None else None for env in self.envs)
+    def _disabled_error(self, ended: list[int]) -> EpisodeOverError:
+        return EpisodeOverError(
+            f"GroupVectorEnv.step: member {ended[0]}'s episode ended and autoreset_mode is 'disabled'; "
+            "reset its group with options={'reset_mask': ...} first."
+        )
 
     def close_extras(self, **kwargs: Any) -> None:
         """Close every member, every fork not handed out yet and every group's env."""
@@ -321,9 +245,7 @@ class GroupVectorEnv(VectorEnv):
             for start in starts.values():
                 start.close()
             starts.clear()
-        for env in self.envs:
-            if env is not None:
-                env.close()
+        super().close_extras(**kwargs)
         self.envs = [None] * self.num_envs
         for base in self.bases:
             base.close()

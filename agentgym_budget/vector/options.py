@@ -53,7 +53,7 @@ import numpy as np
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["reset_each"]
+__all__: list[str] = []
 
 
 def reset_each(

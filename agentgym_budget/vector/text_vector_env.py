@@ -43,59 +43,25 @@ Example:
 
 from __future__ import annotations
 
-import numbers
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
+from gymnasium.vector import AutoresetMode
 
-from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidOptionError
+from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.vector.batch import BatchVectorEnv, autoreset_mode_of, per_env, positive
 from agentgym_budget.wrappers import TurnBudget
 
-__all__ = ["TextVectorEnv", "autoreset_mode_of"]
-
-_Outcome = tuple[Any, float, bool, bool, dict[str, Any], dict[str, Any] | None]
-"""One sub-env's step: observation, reward, terminated, truncated, info, and the final step (same_step)."""
+__all__ = ["TextVectorEnv"]
 
 
-def autoreset_mode_of(value: object, owner: str = "TextVectorEnv") -> AutoresetMode:
-    """``value`` as an :class:`~gymnasium.vector.AutoresetMode` (the enum, its value or its lower-case name).
-
-    Example:
-        >>> autoreset_mode_of("same_step")
-        <AutoresetMode.SAME_STEP: 'SameStep'>
-
-    Raises:
-        InvalidOptionError: ``value`` names no autoreset mode.
-    """
-    modes = {**{mode.name.lower(): mode for mode in AutoresetMode}, **{mode.value: mode for mode in AutoresetMode}}
-    if isinstance(value, AutoresetMode):
-        return value
-    if isinstance(value, str) and value in modes:
-        return modes[value]
-    raise InvalidOptionError(
-        f"{owner}: unknown autoreset_mode {value!r}; expected a gymnasium.vector.AutoresetMode or one of {sorted(modes)}."
-    )
-
-
-def _count(value: object, name: str, *, allow_none: bool = False) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InvalidOptionError(f"TextVectorEnv: {name} must be a positive integer, got {value!r}.")
-    return int(value)
-
-
-def _per_env(value: object) -> bool:
-    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
-
-
-class TextVectorEnv(VectorEnv):
+class TextVectorEnv(BatchVectorEnv):
     """``num_envs`` sub-envs of one id, stepped in this process (see the module docstring).
+
+    A start is a reset of the sub-env's own env; batching, autoreset and per-env options are
+    :class:`~agentgym_budget.vector.batch.BatchVectorEnv`'s.
 
     Args:
         env_id: A registered Gymnasium id, namespace included (``"agentgym_budget/TextWorld-Cooking-v0"``);
@@ -123,213 +89,40 @@ class TextVectorEnv(VectorEnv):
         threads: int | None = None,
         **env_kwargs: Any,
     ) -> None:
-        self.num_envs = _count(num_envs, "num_envs")
-        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        self.threads = _count(threads, "threads", allow_none=True)
-        budgets = self._budgets(max_turns)
+        num_envs = positive(num_envs, "num_envs", "TextVectorEnv")
+        autoreset_mode_of(autoreset_mode)  # refused before the sub-envs are built
+        threads = positive(threads, "threads", "TextVectorEnv", allow_none=True)
+        budgets = _budgets(max_turns, num_envs)
         first = gym.make(env_id, **env_kwargs).unwrapped
         _ = first.task_ids  # listed once, before cloning, so that every clone shares the list
-        bases = [first, *(first.clone(share_engine=True) for _ in range(self.num_envs - 1))]
+        bases = [first, *(first.clone(share_engine=True) for _ in range(num_envs - 1))]
         self.envs: list[gym.Env] = [
             base if budget is None else TurnBudget(base, max_turns=budget)
             for base, budget in zip(bases, budgets, strict=True)
         ]
         """The sub-envs (each a base env, in a :class:`TurnBudget` when ``max_turns`` is given)."""
-        self.metadata = {**first.metadata, "autoreset_mode": self.autoreset_mode}
-        self.render_mode = first.render_mode
-        self.single_observation_space = first.observation_space
-        self.single_action_space = first.action_space
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._pool = ThreadPoolExecutor(self.threads) if self.threads and self.threads > 1 else None
-        self._observations: list[Any] = [None] * self.num_envs
-        self._ended = np.zeros(self.num_envs, dtype=np.bool_)
-        self._started = np.zeros(self.num_envs, dtype=np.bool_)
+        self._setup(num_envs, first, autoreset_mode, threads)
 
-    def _budgets(self, max_turns: int | Sequence[int] | None) -> list[int | None]:
-        if max_turns is None or not _per_env(max_turns):
-            return [max_turns] * self.num_envs
-        if len(max_turns) != self.num_envs:
-            raise InvalidOptionError(
-                f"TextVectorEnv: max_turns must be one budget or one per sub-env ({self.num_envs}), "
-                f"got {len(max_turns)} budgets."
-            )
-        return [int(budget) if isinstance(budget, np.integer) else budget for budget in max_turns]
+    def _reset_selected(
+        self, indices: list[int], seeds: list[int | None], options: list[dict[str, Any] | None]
+    ) -> list[tuple[Any, dict[str, Any]]]:
+        return self._map(lambda i: self.envs[i].reset(seed=seeds[i], options=options[i]), indices)
 
-    # ------------------------------------------------------------------ helpers
-    def _map(self, work: Callable[[int], Any], indices: Sequence[int]) -> list[Any]:
-        """``work(i)`` for every index, on the pool if any; results in ``indices`` order."""
-        if self._pool is None or len(indices) < 2:
-            return [work(index) for index in indices]
-        chunks = [indices[part :: self.threads] for part in range(self.threads)]
-        done = list(self._pool.map(lambda chunk: [work(index) for index in chunk], chunks))
-        by_index = {
-            index: result
-            for chunk, results in zip(chunks, done, strict=True)
-            for index, result in zip(chunk, results, strict=True)
-        }
-        return [by_index[index] for index in indices]
-
-    def _seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
-            return [int(seed) + index for index in range(self.num_envs)]
-        if _per_env(seed) and len(seed) == self.num_envs:
-            return [None if value is None else int(value) for value in seed]
-        raise InvalidOptionError(
-            f"TextVectorEnv.reset: seed must be None, an int (sub-env i gets seed + i) or one seed per sub-env "
-            f"({self.num_envs}), got {seed!r}."
-        )
-
-    def _split_options(self, options: dict[str, Any] | None) -> tuple[np.ndarray, list[dict[str, Any] | None]]:
-        """The reset mask and each sub-env's own options."""
-        own = dict(options or {})
-        mask = own.pop("reset_mask", None)
-        if mask is None:
-            mask = np.ones(self.num_envs, dtype=np.bool_)
-        elif (
-            not isinstance(mask, np.ndarray)
-            or mask.shape != (self.num_envs,)
-            or mask.dtype != np.bool_
-            or not mask.any()
-        ):
-            raise InvalidOptionError(
-                f"TextVectorEnv.reset: options['reset_mask'] must be a numpy bool array of shape ({self.num_envs},) "
-                f"selecting at least one sub-env, got {mask!r:.120}."
-            )
-        per_env: list[dict[str, Any] | None] = []
-        for index in range(self.num_envs):
-            mine: dict[str, Any] = {}
-            for key, value in own.items():
-                if _per_env(value):
-                    if len(value) != self.num_envs:
-                        raise InvalidOptionError(
-                            f"TextVectorEnv.reset: options[{key!r}] has {len(value)} values; give one per sub-env "
-                            f"({self.num_envs}) or a single value for all."
-                        )
-                    value = value[index]
-                    value = value.item() if isinstance(value, np.generic) else value
-                    if value is None:
-                        continue
-                mine[key] = value
-            per_env.append(mine or (None if options is None else {}))
-        return mask, per_env
-
-    # ------------------------------------------------------------------ gymnasium API
-    def reset(
-        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """Reset every sub-env (or those ``options["reset_mask"]`` selects); see the module docstring.
-
-        Raises:
-            InvalidOptionError: A bad ``seed``, ``reset_mask`` or per-env option list, or an option no
-                sub-env understands.
-        """
-        seeds = self._seeds(seed)
-        mask, per_env = self._split_options(options)
-        indices = [int(index) for index in np.flatnonzero(mask)]
-        results = self._map(lambda i: self.envs[i].reset(seed=seeds[i], options=per_env[i]), indices)
-        infos: dict[str, Any] = {}
-        for index, (observation, info) in zip(indices, results, strict=True):
-            self._observations[index] = observation
-            self._ended[index], self._started[index] = False, True
-            infos = self._add_info(infos, info, index)
-        return tuple(self._observations), infos
-
-    def step(
-        self, actions: Sequence[str]
-    ) -> tuple[tuple[Any, ...], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Step every sub-env with its action; autoreset as ``metadata["autoreset_mode"]`` says.
-
-        Raises:
-            InvalidActionError: ``actions`` is not a sequence of ``num_envs`` actions.
-            EpisodeOverError: A sub-env was never reset, or (``autoreset_mode="disabled"``) its episode ended.
-        """
-        if (
-            isinstance(actions, (str, bytes))
-            or not isinstance(actions, (Sequence, np.ndarray))
-            or len(actions) != self.num_envs
-        ):
-            if isinstance(actions, (str, bytes)) or not hasattr(actions, "__len__"):
-                given = f"a {type(actions).__name__}"
-            else:
-                given = f"{len(actions)} actions in a {type(actions).__name__}"
-            raise InvalidActionError(
-                f"TextVectorEnv.step: expected a sequence of {self.num_envs} actions (one str per sub-env), got {given}."
-            )
-        if not self._started.all():
-            missing = np.flatnonzero(~self._started).tolist()
-            raise EpisodeOverError(f"TextVectorEnv.step: sub-envs {missing[:10]} were never reset; call reset() first.")
-        if self.autoreset_mode is AutoresetMode.DISABLED and self._ended.any():
-            ended = np.flatnonzero(self._ended).tolist()
-            raise EpisodeOverError(
-                f"TextVectorEnv.step: the episodes of sub-envs {ended[:10]} ended and autoreset_mode is 'disabled'; "
-                "reset them with options={'reset_mask': ...} first."
-            )
-        outcomes: list[_Outcome] = self._map(lambda i: self._advance(i, actions[i]), list(range(self.num_envs)))
-        rewards = np.zeros(self.num_envs, dtype=np.float64)
-        terminated = np.zeros(self.num_envs, dtype=np.bool_)
-        truncated = np.zeros(self.num_envs, dtype=np.bool_)
-        infos: dict[str, Any] = {}
-        for index, (observation, reward, term, trunc, info, final) in enumerate(outcomes):
-            self._observations[index] = observation
-            rewards[index], terminated[index], truncated[index] = reward, term, trunc
-            if final is not None:
-                infos = self._add_info(infos, final, index)
-            infos = self._add_info(infos, info, index)
-        self._ended = terminated | truncated
-        return tuple(self._observations), rewards, terminated, truncated, infos
-
-    def _advance(self, index: int, action: Any) -> _Outcome:
-        """One sub-env's part of a vector step (run on any thread; touches only sub-env ``index``)."""
-        env = self.envs[index]
-        if self._ended[index] and self.autoreset_mode is AutoresetMode.NEXT_STEP:
-            observation, info = env.reset()
-            return observation, 0.0, False, False, info, None
-        observation, reward, term, trunc, info = env.step(action)
-        if (term or trunc) and self.autoreset_mode is AutoresetMode.SAME_STEP:
-            final = {"final_obs": observation, "final_info": info}
-            observation, info = env.reset()
-            return observation, reward, term, trunc, info, final
-        return observation, reward, term, trunc, info, None
-
-    def render(self) -> tuple[Any, ...]:
-        """Each sub-env's ``render()``."""
-        return tuple(env.render() for env in self.envs)
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Call (or read, if not callable) attribute ``name`` of every sub-env."""
-        results = []
-        for env in self.envs:
-            value = env.get_wrapper_attr(name)
-            results.append(value(*args, **kwargs) if callable(value) else value)
-        return tuple(results)
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """Attribute ``name`` of every sub-env."""
-        return tuple(env.get_wrapper_attr(name) for env in self.envs)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        """Set attribute ``name`` of every sub-env (one value each, or one value for all)."""
-        if not _per_env(values):
-            values = [values] * self.num_envs
-        if len(values) != self.num_envs:
-            raise InvalidOptionError(
-                f"TextVectorEnv.set_attr: give one value per sub-env ({self.num_envs}) or one for all, got {len(values)}."
-            )
-        for env, value in zip(self.envs, values, strict=True):
-            env.set_wrapper_attr(name, value)
-
-    def close_extras(self, **kwargs: Any) -> None:
-        """Close every sub-env and stop the thread pool."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        for env in self.envs:
-            env.close()
+    def _next_start(self, index: int) -> tuple[Any, dict[str, Any]]:
+        return self.envs[index].reset()
 
     def __repr__(self) -> str:
         spec = getattr(self.envs[0].unwrapped, "spec", None) if self.envs else None
         name = spec.id if spec is not None else type(self.envs[0].unwrapped).__name__ if self.envs else "?"
         return f"TextVectorEnv({name}, num_envs={self.num_envs}, threads={self.threads})"
+
+
+def _budgets(max_turns: int | Sequence[int] | None, num_envs: int) -> list[int | None]:
+    if max_turns is None or not per_env(max_turns):
+        return [max_turns] * num_envs
+    if len(max_turns) != num_envs:
+        raise InvalidOptionError(
+            f"TextVectorEnv: max_turns must be one budget or one per sub-env ({num_envs}), "
+            f"got {len(max_turns)} budgets."
+        )
+    return [int(budget) if isinstance(budget, np.integer) else budget for budget in max_turns]

@@ -8,6 +8,10 @@
 Every wrapper here records its constructor arguments and its own part of a snapshot
 (``get_wrapper_state`` / ``set_wrapper_state``), so stacks built from them can be
 snapshotted and forked.
+
+May import: :mod:`agentgym_budget.core`, :mod:`agentgym_budget.snapshots`, :mod:`agentgym_budget.errors`
+and the layers below. Vector envs, the runner, the evaluations, the plug-ins and training import it; task
+families do not (a family's env is the base the wrappers wrap).
 """
 
 from agentgym_budget.wrappers.budget_mix import BudgetMix, BudgetSampler

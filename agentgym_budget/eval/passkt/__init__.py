@@ -7,7 +7,8 @@
   tables, figures, reports of an existing run.
 """
 
-from agentgym_budget.eval.passkt.config import PassKTConfig
-from agentgym_budget.eval.passkt.plan import PassKTRun, run_passkt
+from agentgym_budget.eval.passkt.config import PassKTConfig as PassKTConfig
+from agentgym_budget.eval.passkt.plan import PassKTRun as PassKTRun
+from agentgym_budget.eval.passkt.plan import run_passkt as run_passkt
 
-__all__ = ["PassKTConfig", "PassKTRun", "run_passkt"]
+__all__: list[str] = []

@@ -55,10 +55,10 @@ from agentgym_budget.runner.outputs import output_set, parse_plot_formats, plot_
 from agentgym_budget.runner.pool import JobBackend
 from agentgym_budget.runner.records import episode_problem
 from agentgym_budget.runner.seeds import episode_seed
-from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
+from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis, summary_options
 from agentgym_budget.runner.store import JsonlStore, atomic_write_json, pin_settings
 
-__all__ = ["PassKTJob", "PassKTRun", "episode_key", "group_tasks", "plan_episodes", "run_passkt"]
+__all__ = ["PassKTRun", "episode_key", "run_passkt"]
 
 RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -333,10 +333,7 @@ class _PassKT(Analysis):
             ks=config.ks,
             budgets=config.budgets,
             samples=config.samples,
-            order=[spec.name for spec in config.specs],
-            confidence=config.confidence,
-            resamples=config.resamples,
-            seed=config.seed,
+            **summary_options(config),
         )
         files = write_summary(
             summary, self.out, config.to_json(self.task_ids), plots=self.plots, plot_formats=self.plot_formats

@@ -46,7 +46,7 @@ from agentgym_budget.eval.passkt.caption import summary_caption
 from agentgym_budget.eval.passkt.summary import AgentGrid, Difference, Summary
 from agentgym_budget.runner.outputs import OutputSet
 
-__all__ = ["passk_vs_k_figure", "success_vs_budget_figure"]
+__all__: list[str] = []
 
 PLOT_STEMS = ("heatmap", "success_vs_T", "passk_vs_K", "difference")
 """File names (without format) of the Pass@(K,T) plots."""

@@ -48,7 +48,7 @@ from agentgym_budget.eval.estimator import (
     pass_at_k_per_task,
 )
 
-__all__ = ["AgentGrid", "Difference", "Summary", "summarize"]
+__all__ = ["Difference", "Summary", "summarize"]
 
 DEFINITION = (
     "Pass@(K,T): probability that at least one of K independent episodes, each with a budget of T turns, "

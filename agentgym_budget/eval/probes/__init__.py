@@ -7,6 +7,8 @@
   :mod:`~agentgym_budget.eval.probes.plots`: playing a job, the summary, the figure.
 """
 
-from agentgym_budget.eval.probes.plan import ProbeConfig, ProbeRun, run_probe
+from agentgym_budget.eval.probes.plan import ProbeConfig as ProbeConfig
+from agentgym_budget.eval.probes.plan import ProbeRun as ProbeRun
+from agentgym_budget.eval.probes.plan import run_probe as run_probe
 
-__all__ = ["ProbeConfig", "ProbeRun", "run_probe"]
+__all__: list[str] = []

@@ -31,7 +31,7 @@ from agentgym_budget.eval.probes.judge import StateJudge
 from agentgym_budget.eval.probes.states import ProbePoint
 from agentgym_budget.runner.seeds import episode_seed
 
-__all__ = ["STATE_KIND", "candidate_values", "discriminating", "state_record", "value_gap"]
+__all__ = ["discriminating", "value_gap"]
 
 STATE_KIND = "state"
 """``kind`` of the record logged for every examined state."""

@@ -52,7 +52,7 @@ from agentgym_budget.eval.probes.states import HistoryTurn, ProbePoint, plan_of,
 from agentgym_budget.runner.rollout import EpisodeResult, play_episode
 from agentgym_budget.snapshots.state import EnvState
 
-__all__ = ["StateJudge", "is_optimal", "try_action"]
+__all__: list[str] = []
 
 JUDGE_INFO_KEYS = frozenset({"expert_plan", "expert_action"})
 """Opt-in ``info`` keys the judge needs from the env."""

@@ -44,11 +44,11 @@ from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
-from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
+from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis, summary_options
 from agentgym_budget.runner.store import JsonlStore, pin_settings
 from agentgym_budget.runner.validation import count, run_agents, run_envs
 
-__all__ = ["ProbeConfig", "ProbeRun", "probe_key", "run_probe"]
+__all__ = ["ProbeConfig", "ProbeRun", "run_probe"]
 
 PROBES_FILE = "probes.jsonl"
 RUN_FILE = "run.json"
@@ -368,10 +368,7 @@ class _Probe(Analysis):
         config = self.config
         summary = summarize_probes(
             records,
-            order=[spec.name for spec in config.specs],
-            confidence=config.confidence,
-            resamples=config.resamples,
-            seed=config.seed,
+            **summary_options(config),
         )
         summary.process_signal = analyze_signal(probe_signal_points(records))
         from agentgym_budget.eval.probes.plots import accuracy_by_depth_figure

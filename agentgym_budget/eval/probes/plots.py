@@ -23,7 +23,7 @@ import numpy as np
 from agentgym_budget.eval.figures import figure_legend, new_figure, series_style, shifted
 from agentgym_budget.eval.probes.summary import Estimate, ProbeSummary
 
-__all__ = ["accuracy_by_depth_figure"]
+__all__: list[str] = []
 
 
 def break_gaps(points: Sequence[tuple[int, Estimate]], step: int) -> list[tuple[float, float, float, float]]:

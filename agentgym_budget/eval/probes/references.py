@@ -35,17 +35,7 @@ from agentgym_budget.runner.records import reference_problem
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.runner.store import read_jsonl
 
-__all__ = [
-    "EXPERT_SOURCE",
-    "ReferenceStates",
-    "Trajectory",
-    "choose_depths",
-    "expert_trajectories",
-    "logged_episodes",
-    "logged_trajectories",
-    "portable_agent",
-    "trajectories_needed",
-]
+__all__ = ["ReferenceStates"]
 
 EXPERT_SOURCE = "expert"
 
@@ -119,7 +109,7 @@ def _reference_problem(record: Mapping[str, Any]) -> str | None:
     return reference_problem(record) if record.get("kind", "natural") == "natural" else None
 
 
-def portable_agent(agent: str, log: str | Path) -> str:
+def _portable_agent(agent: str, log: str | Path) -> str:
     """``agent`` with a model given by an absolute path made relative to the directory of the ``log`` it played in.
 
     A probe state's id and its seeds name the agent whose episode it comes from; with the path made
@@ -127,9 +117,9 @@ def portable_agent(agent: str, log: str | Path) -> str:
     probes the same states with the same samples.
 
     Example:
-        >>> portable_agent("hf:/runs/study/sft/final", "/runs/study/passkt/episodes.jsonl")
+        >>> _portable_agent("hf:/runs/study/sft/final", "/runs/study/passkt/episodes.jsonl")
         'hf:../sft/final'
-        >>> portable_agent("noisy-expert-recover:eps=0.3", "/runs/p/episodes.jsonl")
+        >>> _portable_agent("noisy-expert-recover:eps=0.3", "/runs/p/episodes.jsonl")
         'noisy-expert-recover:eps=0.3'
     """
     kind, separator, rest = agent.partition(":")
@@ -142,12 +132,12 @@ def portable_agent(agent: str, log: str | Path) -> str:
 
 def logged_trajectories(path: str | Path, env: EnvRef, agent: str | None = None) -> list[Trajectory]:
     """The episodes of :func:`logged_episodes` as reference trajectories (source ``AGENT#sSAMPLE``, the agent
-    made :func:`portable_agent`)."""
+    made :func:`_portable_agent`)."""
     return [
         Trajectory(
             str(record["task_id"]),
             int(record["seed"]),
-            f"{portable_agent(str(record.get('agent')), path)}#s{int(record.get('sample', 0))}",
+            f"{_portable_agent(str(record.get('agent')), path)}#s{int(record.get('sample', 0))}",
             tuple(record["actions"]),
             int(record["budget"]),
         )
@@ -155,11 +145,11 @@ def logged_trajectories(path: str | Path, env: EnvRef, agent: str | None = None)
     ]
 
 
-def trajectories_needed(states: int, per_trajectory: int) -> int:
+def _trajectories_needed(states: int, per_trajectory: int) -> int:
     """How many trajectories give ``states`` probe states at ``per_trajectory`` states each.
 
     Example:
-        >>> trajectories_needed(20, 1), trajectories_needed(20, 3)
+        >>> _trajectories_needed(20, 1), _trajectories_needed(20, 3)
         (20, 7)
     """
     return max(1, math.ceil(states / max(1, per_trajectory)))
@@ -203,7 +193,7 @@ class ReferenceStates:
 
     def trajectories(self, env: EnvRef) -> list[Trajectory]:
         """The reference trajectories of ``env`` used by the run."""
-        count = trajectories_needed(self.states, self.states_per_trajectory)
+        count = _trajectories_needed(self.states, self.states_per_trajectory)
         if self.reference == EXPERT_SOURCE:
             return expert_trajectories(env.task_ids()[:count], self.seed)
         return logged_trajectories(self.reference, env, self.reference_agent)[:count]

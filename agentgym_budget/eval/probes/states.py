@@ -42,7 +42,7 @@ from agentgym_budget.eval.probes.references import Trajectory
 from agentgym_budget.runner.rollout import agent_view
 from agentgym_budget.snapshots.state import EnvState
 
-__all__ = ["HistoryTurn", "ProbePoint", "plan_of", "prime_agent", "walk"]
+__all__ = ["walk"]
 
 
 def plan_of(info: Mapping[str, Any]) -> list[str]:

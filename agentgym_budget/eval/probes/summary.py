@@ -42,7 +42,7 @@ from agentgym_budget.eval.estimator import (
 )
 from agentgym_budget.eval.process_signal import SignalPoint
 
-__all__ = ["AgentProbes", "Estimate", "ProbeComparison", "ProbeSummary", "estimate", "summarize_probes"]
+__all__ = ["Estimate", "estimate"]
 
 PROBE_DEFINITION = (
     "Single-step probes: at shared states sampled from reference trajectories (snapshotted once), each agent "

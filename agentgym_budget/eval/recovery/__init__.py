@@ -8,7 +8,8 @@
 Recovery starts from the probes' reference states (:mod:`agentgym_budget.eval.probes`).
 """
 
-from agentgym_budget.eval.recovery.config import RecoveryConfig
-from agentgym_budget.eval.recovery.plan import RecoveryRun, run_recovery
+from agentgym_budget.eval.recovery.config import RecoveryConfig as RecoveryConfig
+from agentgym_budget.eval.recovery.plan import RecoveryRun as RecoveryRun
+from agentgym_budget.eval.recovery.plan import run_recovery as run_recovery
 
-__all__ = ["RecoveryConfig", "RecoveryRun", "run_recovery"]
+__all__: list[str] = []

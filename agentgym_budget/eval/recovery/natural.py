@@ -37,7 +37,7 @@ from agentgym_budget.eval.probes.judge import is_error_step
 from agentgym_budget.eval.probes.states import plan_of
 from agentgym_budget.eval.process_signal import SignalPoint
 
-__all__ = ["analyze_trace", "natural_recovery"]
+__all__: list[str] = []
 
 _TOLERANCE = 1e-9
 

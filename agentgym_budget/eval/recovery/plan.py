@@ -43,10 +43,10 @@ from agentgym_budget.eval.recovery.summary import RecoverySummary, summarize_rec
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
-from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis
+from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis, summary_options
 from agentgym_budget.runner.store import JsonlStore, pin_settings
 
-__all__ = ["RecoveryRun", "recovery_key", "run_recovery"]
+__all__ = ["RecoveryRun", "run_recovery"]
 
 EPISODES_FILE = "episodes.jsonl"
 RUN_FILE = "run.json"
@@ -322,12 +322,9 @@ class _Recovery(Analysis):
             ks=config.ks,
             budgets=config.budgets,
             mode=config.mode,
-            order=[spec.name for spec in config.specs],
-            confidence=config.confidence,
-            resamples=config.resamples,
-            seed=config.seed,
+            **summary_options(config),
         )
-        options = {"confidence": config.confidence, "resamples": config.resamples, "seed": config.seed}
+        options = {key: value for key, value in summary_options(config).items() if key != "order"}
         summary.natural = natural_recovery([r for r in natural if r["kind"] == "natural"], **options)
         summary.traced = natural_recovery([r for r in natural if r["kind"] == "traced"], **options)
         summary.process_signal = analyze_signal(trace_signal_points(natural))

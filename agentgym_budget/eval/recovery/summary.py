@@ -36,7 +36,7 @@ from agentgym_budget.eval.probes.summary import Estimate, estimate, state_key
 from agentgym_budget.eval.process_signal import format_signal
 from agentgym_budget.eval.recovery.natural import format_natural
 
-__all__ = ["AgentRecovery", "RecoveryComparison", "RecoverySummary", "recovered_at", "summarize_recovery"]
+__all__: list[str] = []
 
 RECOVERY_DEFINITION = (
     "Recovery probes: at shared states sampled from reference trajectories (depth t), k wrong actions are forced "

@@ -17,7 +17,7 @@ else ``traj_data.json``'s ``task_type``) and whose game is marked ``"solvable": 
 directory or a selection without games raises :class:`~agentgym_budget.errors.DataError`
 naming the path and what was expected.
 
-Game files (official or generated) are read by :func:`read_game` and :func:`translate_game`,
+Game files (official or generated) are read by :func:`read_game` and :func:`_translate_game`,
 which parse them and never run them: JSON, TextWorld's grammar with every ``{expression}``
 checked against the grammar's small language (:func:`~.grammar.check_grammar`; TextWorld
 itself would ``eval`` it), and the PDDL by the planner's translator. A file that is truncated,
@@ -45,17 +45,7 @@ from agentgym_budget.errors import DataError
 from agentgym_budget.storage.safe_json import read_json_file, resolve_user_path
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
-__all__ = [
-    "DATA_ENV_VAR",
-    "OfficialGame",
-    "data_root",
-    "find_games",
-    "read_game",
-    "read_game_data",
-    "read_trajectory",
-    "resolve_data_dir",
-    "translate_game",
-]
+__all__ = ["read_game"]
 
 DATA_ENV_VAR = "AGENTGYM_BUDGET_ALFWORLD_DATA"
 """Environment variable naming the official ALFWorld data directory (used when ``data_dir`` is not given)."""
@@ -87,7 +77,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
     return None if data_dir is None else resolve_user_path(data_dir, what="ALFWorld data")
 
 
-def data_root(data_dir: Path, split: str) -> Path:
+def _data_root(data_dir: Path, split: str) -> Path:
     """The folder of ``split`` inside ``data_dir`` (see the module docstring for accepted layouts).
 
     Raises:
@@ -155,7 +145,7 @@ def read_game(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
     return data, logic
 
 
-def translate_game(path: str | os.PathLike[str], data: dict[str, Any]) -> Any:
+def _translate_game(path: str | os.PathLike[str], data: dict[str, Any]) -> Any:
     """The planner's translation (:func:`~.planner.translate`) of a game read by :func:`read_game`.
 
     Raises:
@@ -215,7 +205,7 @@ def find_games(data_dir: str | os.PathLike[str], split: str, task_types: Collect
     Raises:
         DataError: The split folder is missing, or it holds no playable game of those types.
     """
-    root = data_root(Path(data_dir), split)
+    root = _data_root(Path(data_dir), split)
     games, seen_trials = [], 0
     for traj_path in sorted(root.glob("*/*/traj_data.json")):
         trial = traj_path.parent

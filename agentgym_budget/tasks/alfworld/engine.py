@@ -44,7 +44,7 @@ from agentgym_budget.tasks.alfworld.pddl_env import FastPddlEnv, PddlSnapshot
 from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool, relevant_problem, solve, translate_for_search
 from agentgym_budget.tasks.alfworld.portable import PortableAlfworldState, game_digest
 
-__all__ = ["AlfworldEngine", "EngineSnapshot", "SeededAlfredDemangler", "seeded_global_random"]
+__all__ = ["AlfworldEngine"]
 
 _GLOBAL_RANDOM_LOCK = threading.RLock()
 

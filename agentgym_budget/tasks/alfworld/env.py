@@ -52,7 +52,7 @@ from agentgym_budget.tasks.alfworld import generator
 from agentgym_budget.tasks.alfworld.portable import PortableAlfworldEnvState
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES, goal_progress, progress_predicates
 
-__all__ = ["ALFWORLD_INFO_KEYS", "MAX_COMMAND_LENGTH", "ALFWorldEnv", "require_alfworld", "sanitize_command"]
+__all__ = ["ALFWorldEnv", "sanitize_command"]
 
 ALFWORLD_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,
@@ -67,7 +67,7 @@ MAX_COMMAND_LENGTH = 200
 _EXPERTS = ("planner", "handcoded")
 
 
-def require_alfworld(feature: str = "ALFWorld-v0") -> None:
+def _require_alfworld(feature: str = "ALFWorld-v0") -> None:
     """Raise :class:`MissingDependencyError` naming the ``alfworld`` extra if ``alfworld`` cannot be imported."""
     try:
         import alfworld.agents.environment.alfred_tw_env  # noqa: F401
@@ -193,7 +193,7 @@ class ALFWorldEnv(TextEnv):
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
         self.task_types = _task_types(task_types)
         single = TASK_TYPES[self.task_types[0]].env_name if len(self.task_types) == 1 else "ALFWorld-v0"
-        require_alfworld(single)
+        _require_alfworld(single)
         if expert not in _EXPERTS:
             raise InvalidOptionError(f"expert must be one of {_EXPERTS}, got {expert!r}.")
         if num_games is not None and (isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1):

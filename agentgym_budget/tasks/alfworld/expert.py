@@ -36,7 +36,7 @@ from typing import Any
 
 from agentgym_budget.tasks.alfworld.engine import seeded_global_random
 
-__all__ = ["HandcodedExpert"]
+__all__: list[str] = []
 
 
 class HandcodedExpert:

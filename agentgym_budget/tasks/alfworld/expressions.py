@@ -42,7 +42,7 @@ from typing import Any
 
 from agentgym_budget.errors import DataError
 
-__all__ = ["ENTITY_FIELDS", "Expression", "compile_expression"]
+__all__ = ["compile_expression"]
 
 ENTITY_FIELDS = frozenset(
     {"id", "type", "name", "noun", "adj", "desc", "room_type", "definite", "indefinite", "synonyms"}

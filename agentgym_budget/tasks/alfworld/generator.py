@@ -46,15 +46,7 @@ from agentgym_budget.tasks.alfworld import scenes
 from agentgym_budget.tasks.alfworld.scene_problem import pick_targets, scene_problem
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
-__all__ = [
-    "GENERATOR_VERSION",
-    "SPLIT_SEEDS",
-    "GeneratedTask",
-    "build_task",
-    "generate_game",
-    "split_of_seed",
-    "write_game",
-]
+__all__ = ["GENERATOR_VERSION", "SPLIT_SEEDS", "generate_game"]
 
 GENERATOR_VERSION = 1
 """Bumped whenever generated games change (it is part of the cache key)."""
@@ -145,7 +137,7 @@ def build_task(task_type: str, seed: int, split: str, attempt: int = 0) -> Gener
     raise GenerationError(f"No {split} scene admits an ALFWorld {task_type} task (seed {seed}).")
 
 
-def write_game(task: GeneratedTask, folder: Path, *, domain: str, grammar: str) -> Path:
+def _write_game(task: GeneratedTask, folder: Path, *, domain: str, grammar: str) -> Path:
     """Write ``task`` in ALFWorld's on-disk format into ``folder``; return the ``game.tw-pddl`` path.
 
     Args:
@@ -204,7 +196,7 @@ def generate_game(
     def build(folder: Path) -> None:
         for attempt in range(_MAX_ATTEMPTS):
             task = build_task(task_type, seed, split, attempt)
-            path = write_game(task, folder, domain=domain, grammar=grammar)
+            path = _write_game(task, folder, domain=domain, grammar=grammar)
             plan = check(path)
             if plan:
                 traj = json.loads((folder / "traj_data.json").read_text())

@@ -40,7 +40,7 @@ from typing import Any
 
 from agentgym_budget.storage.cache import cached_directory
 
-__all__ = ["PARSED_FORMAT", "ActionSchema", "Parameter", "ParsedGame", "build_logic", "load_parsed"]
+__all__ = ["Parameter"]
 
 PARSED_FORMAT = 2
 """Version of the stored form (part of the cache key)."""

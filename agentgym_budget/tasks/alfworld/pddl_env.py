@@ -54,13 +54,14 @@ from agentgym_budget.tasks.alfworld.data import read_game_data
 from agentgym_budget.tasks.alfworld.game_data import GameData
 from agentgym_budget.tasks.alfworld.grammar import CompiledGrammar, check_grammar
 from agentgym_budget.tasks.alfworld.parsed_game import ActionSchema, Parameter, build_logic, load_parsed
-from agentgym_budget.tasks.alfworld.pddl_snapshots import PddlSnapshot, PddlSnapshots
+from agentgym_budget.tasks.alfworld.pddl_snapshots import PddlSnapshot as PddlSnapshot
+from agentgym_budget.tasks.alfworld.pddl_snapshots import PddlSnapshots
 from agentgym_budget.tasks.alfworld.pddl_state import CachedPddlState
 from agentgym_budget.tasks.alfworld.planner import LIBRARIES, LibraryPool
 from agentgym_budget.tasks.alfworld.shared_planner import PlannerShare
 from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
 
-__all__ = ["GAME_CACHE", "GAME_CACHE_ENV_VAR", "FastPddlEnv", "GameData", "PddlSnapshot", "load_game"]
+__all__ = ["GAME_CACHE", "load_game"]
 
 make_parsers_thread_safe()
 

@@ -47,7 +47,7 @@ from textworld.core import GameState
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.logic import Proposition, Variable
 
-__all__ = ["PddlSnapshot", "PddlSnapshots"]
+__all__: list[str] = []
 
 
 def _effect_atoms(lib: Any, operator: int) -> int | None:

@@ -25,7 +25,7 @@ import textworld
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.logic import Placeholder, Proposition, Signature, Variable
 
-__all__ = ["CachedPddlState"]
+__all__: list[str] = []
 
 _STAMPS = itertools.count(1)
 """Process-wide change stamps: each is drawn once, so equal stamps mean the same state, unchanged."""

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LIBRARIES", "LibraryPool", "Translation", "relevant_problem", "solve", "translate", "translate_for_search"]
+__all__ = ["LIBRARIES", "translate"]
 
 
 class LibraryPool:

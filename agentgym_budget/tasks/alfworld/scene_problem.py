@@ -9,7 +9,7 @@ use ALFRED's affordance tables (``alfworld.gen.constants``: ``VAL_RECEPTACLE_OBJ
 ``VAL_ACTION_OBJECTS``). :mod:`~agentgym_budget.tasks.alfworld.generator` uses them to build tasks.
 
 Example:
-    >>> mangle("Cabinet|+00.68|-02.20")
+    >>> _mangle("Cabinet|+00.68|-02.20")
     'Cabinet_bar__plus_00_dot_68_bar__minus_02_dot_20'
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 from agentgym_budget.tasks.alfworld import scenes
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
-__all__ = ["mangle", "pick_targets", "scene_problem"]
+__all__: list[str] = []
 
 _LAMPS = ("DeskLamp", "FloorLamp")
 _LAMP_FURNITURE = ("Desk", "SideTable", "Dresser", "Shelf", "CoffeeTable", "DiningTable", "TVStand", "ArmChair")
@@ -36,11 +36,11 @@ _PROPERTIES = (
 )
 
 
-def mangle(thor_id: str) -> str:
+def _mangle(thor_id: str) -> str:
     """ALFRED's PDDL-safe form of an AI2-THOR id.
 
     Example:
-        >>> mangle("Cabinet|+00.68|-02.20")
+        >>> _mangle("Cabinet|+00.68|-02.20")
         'Cabinet_bar__plus_00_dot_68_bar__minus_02_dot_20'
     """
     for char, word in (("-", "_minus_"), ("|", "_bar_"), ("+", "_plus_"), (".", "_dot_"), (",", "_comma_")):
@@ -186,26 +186,26 @@ def _problem_text(
     lines_objects = ["agent1 - agent"]
     lines_objects += [f"{t}Type - otype" for t in aff.object_types]
     lines_objects += [f"{t}Type - rtype" for t in aff.receptacle_types]
-    lines_objects += [f"{mangle(o)} - object" for o, _, _ in objects]
-    lines_objects += [f"{mangle(r.id)} - receptacle" for r in scene.receptacles]
+    lines_objects += [f"{_mangle(o)} - object" for o, _, _ in objects]
+    lines_objects += [f"{_mangle(r.id)} - receptacle" for r in scene.receptacles]
     locations = sorted({r.location for r in scene.receptacles} | {start})
-    lines_objects += [f"{mangle(loc)} - location" for loc in locations]
+    lines_objects += [f"{_mangle(loc)} - location" for loc in locations]
 
-    init = [f"(receptacleType {mangle(r.id)} {r.type}Type)" for r in scene.receptacles]
-    init += [f"(objectType {mangle(o)} {t}Type)" for o, t, _ in objects]
+    init = [f"(receptacleType {_mangle(r.id)} {r.type}Type)" for r in scene.receptacles]
+    init += [f"(objectType {_mangle(o)} {t}Type)" for o, t, _ in objects]
     init += [
         f"(canContain {r}Type {o}Type)" for r in present_receptacles for o in present_objects if aff.can_hold(r, o)
     ]
-    init += [f"(pickupable {mangle(o)})" for o, t, _ in objects if t in aff.placeable]
-    init += [f"(isReceptacleObject {mangle(o)})" for o, t, _ in objects if t in aff.movable_receptacles]
-    init += [f"(openable {mangle(r.id)})" for r in scene.receptacles if r.type in aff.openable]
-    init.append(f"(atLocation agent1 {mangle(start)})")
+    init += [f"(pickupable {_mangle(o)})" for o, t, _ in objects if t in aff.placeable]
+    init += [f"(isReceptacleObject {_mangle(o)})" for o, t, _ in objects if t in aff.movable_receptacles]
+    init += [f"(openable {_mangle(r.id)})" for r in scene.receptacles if r.type in aff.openable]
+    init.append(f"(atLocation agent1 {_mangle(start)})")
     for predicate, group in _PROPERTIES:
-        init += [f"({predicate} {mangle(o)})" for o, t, _ in objects if t in aff.actions[group]]
-    init += [f"(toggleable {mangle(o)})" for o, t, _ in objects if t in aff.actions["Toggleable"]]
-    init += [f"(inReceptacle {mangle(o)} {mangle(r.id)})" for o, _, r in objects]
-    init += [f"(receptacleAtLocation {mangle(r.id)} {mangle(r.location)})" for r in scene.receptacles]
-    init += [f"(objectAtLocation {mangle(o)} {mangle(r.location)})" for o, _, r in objects]
+        init += [f"({predicate} {_mangle(o)})" for o, t, _ in objects if t in aff.actions[group]]
+    init += [f"(toggleable {_mangle(o)})" for o, t, _ in objects if t in aff.actions["Toggleable"]]
+    init += [f"(inReceptacle {_mangle(o)} {_mangle(r.id)})" for o, _, r in objects]
+    init += [f"(receptacleAtLocation {_mangle(r.id)} {_mangle(r.location)})" for r in scene.receptacles]
+    init += [f"(objectAtLocation {_mangle(o)} {_mangle(r.location)})" for o, _, r in objects]
 
     goal = goal_library.gdict[task_type]["pddl"].replace("#", "-")
     goal = goal.format(

@@ -36,18 +36,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = [
-    "ROOM_TYPES",
-    "SCENE_NUMBERS",
-    "SEEN_SCENES",
-    "UNSEEN_SCENES",
-    "Receptacle",
-    "Scene",
-    "layouts_dir",
-    "load_scene",
-    "location_id",
-    "room_of",
-]
+__all__: list[str] = []
 
 ROOM_TYPES: dict[str, range] = {
     "Kitchen": range(1, 31),
@@ -113,7 +102,7 @@ class Scene:
         return tuple(r for r in self.receptacles if r.type in types)
 
 
-def layouts_dir() -> Path:
+def _layouts_dir() -> Path:
     """The ``alfworld/gen/layouts`` directory of the installed ``alfworld`` package."""
     import alfworld.gen
 
@@ -132,11 +121,11 @@ def room_of(number: int) -> str:
     raise KeyError(f"FloorPlan{number} is not an ALFRED scene; expected one of 1-30, 201-230, 301-330, 401-430.")
 
 
-def location_id(x: float, z: float, rotation: float, horizon: float) -> str:
+def _location_id(x: float, z: float, rotation: float, horizon: float) -> str:
     """ALFRED's location id of an agent pose (metres and degrees).
 
     Example:
-        >>> location_id(0.0, -1.25, 180, 30)
+        >>> _location_id(0.0, -1.25, 180, 30)
         'loc|0|-5|2|30'
     """
     return f"loc|{round(x / _STEP)}|{round(z / _STEP)}|{round(rotation / 90) % 4}|{round(horizon)}"
@@ -162,7 +151,7 @@ def load_scene(number: int) -> Scene:
     from alfworld.gen import constants
 
     room = room_of(number)
-    folder = layouts_dir()
+    folder = _layouts_dir()
     types = tuple(sorted(set(json.loads((folder / f"FloorPlan{number}-objects.json").read_text()))))
     poses = json.loads((folder / f"FloorPlan{number}-openable.json").read_text())
     floor = tuple(
@@ -171,7 +160,7 @@ def load_scene(number: int) -> Scene:
 
     static = constants.RECEPTACLES - constants.MOVABLE_RECEPTACLES_SET
     receptacles = [
-        Receptacle(thor_id, _receptacle_type(thor_id), location_id(*pose))
+        Receptacle(thor_id, _receptacle_type(thor_id), _location_id(*pose))
         for thor_id, pose in poses.items()
         if _receptacle_type(thor_id) in static
     ]

@@ -31,7 +31,7 @@ from typing import Any
 
 from agentgym_budget.tasks.alfworld.planner import LibraryPool
 
-__all__ = ["PlannerShare"]
+__all__: list[str] = []
 
 _TOKENS = itertools.count(1)
 

@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["TASK_TYPES", "Fact", "TaskType", "goal_progress", "progress_predicates", "task_type_names"]
+__all__ = ["TASK_TYPES"]
 
 Fact = tuple[str, tuple[str, ...]]
 """A true fact of the PDDL state: lower-case predicate name and argument names."""
@@ -107,7 +107,7 @@ TASK_TYPES: Mapping[str, TaskType] = {
 _STATE_PREDICATE = {"clean": "isclean", "heat": "ishot", "cool": "iscool"}
 
 
-def task_type_names() -> tuple[str, ...]:
+def _task_type_names() -> tuple[str, ...]:
     """The six task type names, in ALFWorld's order."""
     return tuple(TASK_TYPES)
 

@@ -27,8 +27,8 @@ can do much more than one action there (each point below was measured on generat
 3. lower-case, collapse white space, cut to :data:`MAX_COMMAND_LENGTH` characters at a word end;
 4. **refuse** the command (the turn is spent, the game does not see it, the observation is the
    game's own parser message) when its first word is an interpreter meta-command, a parser
-   special or a TextWorld debug command (:data:`REFUSED_VERBS`, ``tw-...``): *"That's not a verb
-   I recognise."*; or when it names several objects at once (:data:`MULTI_OBJECT_WORDS`, or a
+   special or a TextWorld debug command (:data:`_REFUSED_VERBS`, ``tw-...``): *"That's not a verb
+   I recognise."*; or when it names several objects at once (:data:`_MULTI_OBJECT_WORDS`, or a
    number where a noun phrase starts): *"You can't use multiple objects with that verb."*
 
 Cutting (rather than refusing) chained lines keeps the turn useful to an agent that writes
@@ -60,17 +60,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = [
-    "MAX_COMMAND_LENGTH",
-    "MULTIPLE_OBJECTS_FEEDBACK",
-    "MULTI_OBJECT_WORDS",
-    "REFUSED_VERBS",
-    "UNKNOWN_VERB_FEEDBACK",
-    "CommandCheck",
-    "check_command",
-    "dictionary_key",
-    "sanitize_command",
-]
+__all__ = ["sanitize_command"]
 
 MAX_COMMAND_LENGTH = 180
 """Longest command passed to the interpreter (its input buffer holds 198 bytes)."""
@@ -78,7 +68,7 @@ MAX_COMMAND_LENGTH = 180
 DICTIONARY_WORD_LENGTH = 9
 """Z-characters a version 8 story file keeps of each dictionary word (the rest is ignored)."""
 
-REFUSED_VERBS = frozenset(
+_REFUSED_VERBS = frozenset(
     {
         # Inform 7's out-of-world actions (Standard Rules) and their abbreviations.
         "quit",
@@ -119,7 +109,7 @@ REFUSED_VERBS = frozenset(
 )
 """First words that never reach the interpreter (compared by :func:`dictionary_key`, as the game does)."""
 
-MULTI_OBJECT_WORDS = frozenset({"all", "each", "every", "everything", "both", "and", "but", "except", "things"})
+_MULTI_OBJECT_WORDS = frozenset({"all", "each", "every", "everything", "both", "and", "but", "except", "things"})
 """Words that make Inform act on several objects in one turn (one action per object)."""
 
 UNKNOWN_VERB_FEEDBACK = "That's not a verb I recognise."
@@ -170,8 +160,8 @@ def dictionary_key(word: str) -> str:
     return "".join(key)
 
 
-_REFUSED_KEYS = frozenset(map(dictionary_key, REFUSED_VERBS))
-_MULTI_OBJECT_KEYS = frozenset(map(dictionary_key, MULTI_OBJECT_WORDS))
+_REFUSED_KEYS = frozenset(map(dictionary_key, _REFUSED_VERBS))
+_MULTI_OBJECT_KEYS = frozenset(map(dictionary_key, _MULTI_OBJECT_WORDS))
 _NUMBER_KEYS = frozenset(map(dictionary_key, _NUMBER_WORDS))
 _OPENER_KEYS = frozenset(map(dictionary_key, _PHRASE_OPENERS))
 

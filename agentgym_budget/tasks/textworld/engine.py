@@ -45,7 +45,7 @@ from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
 from agentgym_budget.tasks.textworld.portable import PortableTextWorldState, freeze_trackers, game_digest, thaw_trackers
 from agentgym_budget.tasks.textworld.story_file import check_story_file
 
-__all__ = ["TextWorldEngine", "TextWorldEngineState", "load_game"]
+__all__ = ["load_game"]
 
 make_parsers_thread_safe()
 

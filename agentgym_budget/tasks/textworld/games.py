@@ -46,20 +46,13 @@ from agentgym_budget.errors import GenerationError, InvalidOptionError
 from agentgym_budget.storage.cache import cache_root, cached_directory, find_entry
 
 __all__ = [
-    "COOKING_DIFFICULTIES",
-    "EXPERT_CHECK",
-    "MAX_DRAWS",
     "SPLIT_SEEDS",
-    "GameRecipe",
-    "cached_game",
     "coin_collector_recipe",
     "cooking_recipe",
     "custom_recipe",
-    "draw_seed",
     "expert_turns",
     "generate_game",
     "simple_recipe",
-    "split_seeds",
     "treasure_hunter_recipe",
 ]
 

@@ -40,7 +40,7 @@ import numpy as np
 from agentgym_budget.tasks.textworld.watchdog import GuardedFrotzEnv
 from agentgym_budget.tasks.textworld.zstate import StoryLayout, check_zstate
 
-__all__ = ["InterpreterLease", "SharedInterpreter"]
+__all__: list[str] = []
 
 
 class SharedInterpreter:

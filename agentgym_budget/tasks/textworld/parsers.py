@@ -33,7 +33,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-__all__ = ["ThreadLocalParser", "make_parsers_thread_safe"]
+__all__ = ["make_parsers_thread_safe"]
 
 
 class ThreadLocalParser:

@@ -55,7 +55,7 @@ from textworld.logic import Action, Placeholder, Proposition, State, Variable
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.snapshots.codec import JsonData
 
-__all__ = ["PortableTextWorldState", "freeze_trackers", "game_digest", "thaw_trackers"]
+__all__ = ["PortableTextWorldState", "game_digest"]
 
 _ACTION_ATTRIBUTES = frozenset(
     {
@@ -268,46 +268,11 @@ def thaw_trackers(
     """
     data = frozen.value
     try:
-        variables = [Variable(name, kind) for name, kind in data["variables"]]
-        propositions = [Proposition(name, [variables[i] for i in args]) for name, args in data["propositions"]]
-        actions = []
-        for name, pre, post, command, reverse_name, reverse_command, feedback, mapping in data["actions"]:
-            action = Action(name, [propositions[i] for i in pre], [propositions[i] for i in post])
-            action.command_template, action.feedback_rule = command, feedback
-            action.reverse_name, action.reverse_command_template = reverse_name, reverse_command
-            action.mapping = {Placeholder(ph, kind): variables[i] for ph, kind, i in mapping}
-            actions.append(action)
-        elements = [ActionDependencyTreeElement(actions[row[0]]) for row in data["elements"]]
-        for element, (_, parent) in zip(elements, data["elements"], strict=True):
-            element.parent = None if parent < 0 else elements[parent]
-
-        state = State(game.kb.logic)
-        for index in data["facts"]:
-            proposition = propositions[index]
-            state._facts[proposition.signature].add(proposition)
-        by_type: defaultdict[str, set[Variable]] = defaultdict(set)
-        for index, _ in data["counts"]:
-            by_type[variables[index].type].add(variables[index])
-        state._vars_by_name = {variables[i].name: variables[i] for i, _ in data["counts"]}
-        state._vars_by_type = by_type
-        state._var_counts = Counter({variables[i].name: n for i, n in data["counts"]})
-
-        if data["quests"] and len(data["quests"]) != len(game.quests):  # no quests: tracking was off
-            raise SnapshotMismatchError(
-                f"The snapshot tracks {len(data['quests'])} quests where the game has {len(game.quests)}."
-            )
-        quests = []
-        for (completions, wins, fails), quest in zip(data["quests"], game.quests[: len(data["quests"])], strict=True):
-            progression = QuestProgression.__new__(QuestProgression)
-            progression.quest, progression.kb, progression.nb_completions = quest, game.kb, int(completions)
-            progression.win_events = _events(game.kb, wins, quest.win_events, actions, elements)
-            progression.fail_events = _events(game.kb, fails, quest.fail_events, actions, elements)
-            quests.append(progression)
-
+        variables, actions, elements, propositions = _thaw_logic(data)
         progression = GameProgression.__new__(GameProgression)
-        progression.game, progression.state = game, state
+        progression.game, progression.state = game, _thaw_state(data, game, variables, propositions)
         progression._valid_actions = [actions[i] for i in data["valid"]]
-        progression.quest_progressions = quests
+        progression.quest_progressions = _thaw_quests(data, game, actions, elements)
 
         def policy(indices: list[int] | None) -> tuple[Action, ...] | None:
             return None if indices is None else tuple(actions[i] for i in indices)
@@ -323,3 +288,59 @@ def thaw_trackers(
         raise
     except (KeyError, IndexError, TypeError, ValueError) as err:
         raise SnapshotMismatchError(f"Corrupt TextWorld snapshot: {type(err).__name__}: {err}.") from err
+
+
+def _thaw_logic(
+    data: Any,
+) -> tuple[list[Variable], list[Action], list[ActionDependencyTreeElement], list[Proposition]]:
+    """The variables, actions, dependency-tree elements and propositions that the frozen trackers index."""
+    variables = [Variable(name, kind) for name, kind in data["variables"]]
+    propositions = [Proposition(name, [variables[i] for i in args]) for name, args in data["propositions"]]
+    actions = []
+    for name, pre, post, command, reverse_name, reverse_command, feedback, mapping in data["actions"]:
+        action = Action(name, [propositions[i] for i in pre], [propositions[i] for i in post])
+        action.command_template, action.feedback_rule = command, feedback
+        action.reverse_name, action.reverse_command_template = reverse_name, reverse_command
+        action.mapping = {Placeholder(ph, kind): variables[i] for ph, kind, i in mapping}
+        actions.append(action)
+    elements = [ActionDependencyTreeElement(actions[row[0]]) for row in data["elements"]]
+    for element, (_, parent) in zip(elements, data["elements"], strict=True):
+        element.parent = None if parent < 0 else elements[parent]
+    return variables, actions, elements, propositions
+
+
+def _thaw_state(data: Any, game: Game, variables: list[Variable], propositions: list[Proposition]) -> State:
+    """The logic state: its facts and its variables by name, type and count."""
+    state = State(game.kb.logic)
+    for index in data["facts"]:
+        proposition = propositions[index]
+        state._facts[proposition.signature].add(proposition)
+    by_type: defaultdict[str, set[Variable]] = defaultdict(set)
+    for index, _ in data["counts"]:
+        by_type[variables[index].type].add(variables[index])
+    state._vars_by_name = {variables[i].name: variables[i] for i, _ in data["counts"]}
+    state._vars_by_type = by_type
+    state._var_counts = Counter({variables[i].name: n for i, n in data["counts"]})
+    return state
+
+
+def _thaw_quests(
+    data: Any, game: Game, actions: list[Action], elements: list[ActionDependencyTreeElement]
+) -> list[QuestProgression]:
+    """One progression per tracked quest (none when tracking was off).
+
+    Raises:
+        SnapshotMismatchError: The snapshot tracks another number of quests than ``game`` has.
+    """
+    if data["quests"] and len(data["quests"]) != len(game.quests):
+        raise SnapshotMismatchError(
+            f"The snapshot tracks {len(data['quests'])} quests where the game has {len(game.quests)}."
+        )
+    quests = []
+    for (completions, wins, fails), quest in zip(data["quests"], game.quests[: len(data["quests"])], strict=True):
+        progression = QuestProgression.__new__(QuestProgression)
+        progression.quest, progression.kb, progression.nb_completions = quest, game.kb, int(completions)
+        progression.win_events = _events(game.kb, wins, quest.win_events, actions, elements)
+        progression.fail_events = _events(game.kb, fails, quest.fail_events, actions, elements)
+        quests.append(progression)
+    return quests

@@ -17,14 +17,7 @@ import textworld
 from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.core.turn import Turn
 
-__all__ = [
-    "LEAN_INFO_KEYS",
-    "TEXTWORLD_INFO_KEYS",
-    "TRACKED_INFO_KEYS",
-    "clean_feedback",
-    "make_turn",
-    "request_infos",
-]
+__all__ = ["request_infos"]
 
 TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,

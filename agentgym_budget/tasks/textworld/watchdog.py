@@ -27,7 +27,7 @@ written: such a loop may go on.
 
 Some runtime errors frotz reports and then carries on from, ending the process: ``@div`` and ``@mod``
 by zero divide anyway (``SIGFPE``), ``@set_window`` with an illegal window writes past the window
-table, a call or jump past the story's end reads on from there (``SIGSEGV``). :func:`guard_runtime_errors` hooks that report (the library's jump slot for
+table, a call or jump past the story's end reads on from there (``SIGSEGV``). :func:`_guard_runtime_errors` hooks that report (the library's jump slot for
 ``runtime_error``) so that the offending operand becomes harmless (or, past the end, the instruction
 reads a zeroed scratch copy, swapped back for the game's memory when the call returns) and the
 interpreter halts after the instruction; instructions that do not fail run exactly as before, at the same cost.
@@ -66,9 +66,9 @@ import numpy as np
 
 from agentgym_budget.errors import InterpreterHaltedError
 
-__all__ = ["BREAK_AFTER", "CALL_TIME_LIMIT", "GuardedFrotzEnv", "Watchdog", "break_object_walk", "guard_runtime_errors"]
+__all__: list[str] = []
 
-CALL_TIME_LIMIT = 10.0
+_CALL_TIME_LIMIT = 10.0
 """Seconds (wall clock) one ``load``/``reset``/``step`` may run; real TextWorld steps take milliseconds."""
 
 BREAK_AFTER = 0.5
@@ -77,7 +77,7 @@ BREAK_AFTER = 0.5
 _WALK_BYTES = 0x10001  # a 16-bit address plus the second byte of the word read there
 
 
-def break_object_walk(lib: Any) -> bool:
+def _break_object_walk(lib: Any) -> bool:
     """End an ``unlink_object`` walk running in ``lib``: write its target into every word it may read.
 
     Returns:
@@ -141,7 +141,7 @@ def _jump_slot(library: str, symbol: str) -> tuple[int, dict[str, int]]:
     raise ValueError(f"{library} has no jump slot for {symbol}")
 
 
-def guard_runtime_errors(lib: Any) -> Any:
+def _guard_runtime_errors(lib: Any) -> Any:
     """Make runtime errors that frotz reports and then carries on from halt the interpreter instead of crashing it.
 
     frotz's ``z_div`` reports a zero divisor through ``runtime_error`` (called through the library's PLT),
@@ -201,7 +201,7 @@ class Watchdog:
     def arm(self, lib: Any, flag: ctypes.c_int, seconds: float) -> tuple[int, list[bool]]:
         """Watch a call into ``lib``: ``flag`` is set after ``seconds``; the returned list's item says whether it was.
 
-        If the call still runs :data:`BREAK_AFTER` seconds later, :func:`break_object_walk` ends the loop it is in.
+        If the call still runs :data:`BREAK_AFTER` seconds later, :func:`_break_object_walk` ends the loop it is in.
         """
         fired = [False]
         with self._condition:
@@ -237,7 +237,7 @@ class Watchdog:
                 heapq.heappop(self._deadlines)
                 lib, flag, fired = self._active[ticket]
                 if fired[0]:  # the flag did not stop it: a loop inside one instruction
-                    break_object_walk(lib)
+                    _break_object_walk(lib)
                 fired[0] = True
                 flag.value = 1
                 heapq.heappush(self._deadlines, (time.monotonic() + BREAK_AFTER, ticket))
@@ -269,7 +269,7 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
     Args:
         story_file: The story file to run.
         seed: The interpreter's seed.
-        time_limit: Seconds one call may run (:data:`CALL_TIME_LIMIT`).
+        time_limit: Seconds one call may run (:data:`_CALL_TIME_LIMIT`).
 
     Raises:
         InterpreterHaltedError: The story halted or ran past ``time_limit`` while starting.
@@ -279,15 +279,15 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
     _DLCLOSE: ClassVar[Any] = staticmethod(jericho.jericho.dlclose_func)
     """Held by the class: finalizers that run at interpreter exit may find this module's globals cleared."""
 
-    def __init__(self, story_file: str, seed: int | None = None, time_limit: float = CALL_TIME_LIMIT) -> None:
+    def __init__(self, story_file: str, seed: int | None = None, time_limit: float = _CALL_TIME_LIMIT) -> None:
         self.time_limit = time_limit
         self.halted_reason: str | None = None
         super().__init__(story_file, seed)
 
     def load(self, story_file: str, seed: int | None = None) -> None:
-        """``FrotzEnv.load`` (which starts the game), time-limited, with runtime errors halts (:func:`guard_runtime_errors`)."""
+        """``FrotzEnv.load`` (which starts the game), time-limited, with runtime errors halts (:func:`_guard_runtime_errors`)."""
         if "_error_guards" not in self.__dict__:
-            self._error_guards = guard_runtime_errors(self.frotz_lib)
+            self._error_guards = _guard_runtime_errors(self.frotz_lib)
         self._guarded("starting the story", super().load, story_file, seed)
 
     def reset(self) -> tuple[str, dict[str, Any]]:

@@ -47,7 +47,7 @@ import numpy as np
 
 from agentgym_budget.errors import SnapshotMismatchError
 
-__all__ = ["StoryLayout", "check_zstate"]
+__all__: list[str] = []
 
 _CONSTANT_HEADER_BYTES = (0, *range(4, 16), *range(0x18, 0x1E))  # version, memory map, tables, length, checksum
 _FRAME_WORDS = 4

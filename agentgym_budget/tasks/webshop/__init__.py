@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from agentgym_budget.registration import register_env
 
-__all__ = ["SIZED_IDS", "register"]
+__all__ = ["register"]
 
 _ENV_MODULE = "agentgym_budget.tasks.webshop.env"
 

@@ -64,10 +64,15 @@ from agentgym_budget.tasks.webshop._data_records import (
     read_reviews,
 )
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal, Product, ProductDetails
-from agentgym_budget.tasks.webshop.export import example_data_dir, export_webshop_data
+from agentgym_budget.tasks.webshop.export import (
+    example_data_dir as example_data_dir,
+)
+from agentgym_budget.tasks.webshop.export import (
+    export_webshop_data as export_webshop_data,
+)
 from agentgym_budget.tasks.webshop.instructions import price_upper_for
 
-__all__ = ["example_data_dir", "export_webshop_data", "load_webshop_data"]
+__all__: list[str] = []
 
 LOADER_VERSION = 2
 """Bumped whenever the loader's output changes (part of the index cache key)."""

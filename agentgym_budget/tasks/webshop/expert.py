@@ -35,7 +35,7 @@ from agentgym_budget.tasks.webshop.session import (
     Shop,
 )
 
-__all__ = ["expert_plan", "goal_option_clicks", "strip_price"]
+__all__ = ["expert_plan", "strip_price"]
 
 _PRICE_CLAUSE = re.compile(r",? and price lower than [0-9.]+ dollars\s*$")
 

@@ -25,7 +25,7 @@ from typing import Any
 from agentgym_budget.storage.cache import cached_directory
 from agentgym_budget.tasks.webshop.catalog import Catalog, Product, ProductDetails
 
-__all__ = ["example_data_dir", "export_webshop_data"]
+__all__: list[str] = []
 
 EXAMPLE_VERSION = 2
 """Bumped whenever the exported files change (part of the example folder's cache key)."""

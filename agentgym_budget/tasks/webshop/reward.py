@@ -44,7 +44,7 @@ from agentgym_budget.tasks.webshop.catalog import BREADCRUMB_SEP, Goal, Product,
 from agentgym_budget.tasks.webshop.nouns import title_nouns
 from agentgym_budget.tasks.webshop.vocabulary import COLOR_WORDS
 
-__all__ = ["ProductText", "RewardInfo", "compute_reward", "fuzzy_score", "normalize_color", "title_nouns"]
+__all__: list[str] = []
 
 EXACT_MATCH_OPTIONS: frozenset[str] = frozenset({"size"})
 """Option groups whose values must match exactly (WebShop's ``EXACT_MATCH_OPTS``)."""

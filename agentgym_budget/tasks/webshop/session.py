@@ -42,7 +42,7 @@ from typing import ClassVar
 from agentgym_budget.tasks.webshop.catalog import Catalog
 from agentgym_budget.tasks.webshop.search import SearchIndex
 
-__all__ = ["SEARCH_TEMPLATE", "Session", "Shop", "parse_action"]
+__all__ = ["SEARCH_TEMPLATE", "Session", "parse_action"]
 
 BACK_TO_SEARCH = "back to search"
 NEXT_PAGE = "next >"

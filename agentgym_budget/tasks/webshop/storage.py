@@ -41,7 +41,7 @@ from agentgym_budget.errors import DataError
 from agentgym_budget.storage.cache import cached_directory
 from agentgym_budget.storage.safe_json import read_json_file
 
-__all__ = ["read_json"]
+__all__: list[str] = []
 
 T = TypeVar("T")
 

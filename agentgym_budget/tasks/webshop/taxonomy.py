@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from agentgym_budget.tasks.webshop.catalog import BREADCRUMB_SEP
 from agentgym_budget.tasks.webshop.vocabulary import OPTION_POOLS
 
-__all__ = ["PRODUCT_TYPES", "ProductType"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

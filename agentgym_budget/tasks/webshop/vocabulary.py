@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["COLOR_WORDS"]
+__all__: list[str] = []
 
 COLOR_WORDS: tuple[str, ...] = (
     "alabaster", "apricot", "aqua", "ash", "asphalt", "azure", "banana", "beige", "black", "blue", "blush",
