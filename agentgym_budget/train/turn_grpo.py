@@ -273,5 +273,6 @@ def turn_credit_trainer(
         step_weight=step_weight,
         **kwargs,
     )
-    play_free_text(trainer._tokenizer)
+    # TRL parses replies with trainer._tokenizer: the wrapped copy must replace it (play_free_text returns a copy).
+    trainer._tokenizer = play_free_text(trainer._tokenizer)
     return trainer
