@@ -38,6 +38,7 @@ __all__ = [
     "RunConfigError",
     "SnapshotMismatchError",
     "SnapshotUnsupportedError",
+    "TrainingMemoryError",
     "UnknownAgentError",
     "UnknownEnvIdError",
     "UnknownSplitError",
@@ -181,6 +182,10 @@ class DataError(AgentGymBudgetError, ValueError):
 
 class ModelPathError(InvalidOptionError):
     """A model path (e.g. of an ``hf:PATH`` agent) that is missing or does not hold a loadable model."""
+
+
+class TrainingMemoryError(InvalidOptionError):
+    """A training configuration whose estimated peak memory exceeds what the machine has available."""
 
 
 class GenerationError(AgentGymBudgetError, RuntimeError):

@@ -49,6 +49,7 @@ GRPO_FLAGS = {
     "beta": (float, "B", "KL coefficient to the starting policy"),
     "temperature": (float, "T", "sampling temperature of the rollouts"),
     "micro_batch": (positive_int, "N", "rollouts per forward / backward pass (bounds memory; the step accumulates)"),
+    "tokens_per_turn": (positive_int, "N", "completion tokens allowed per turn (tool answers count)"),
 }
 """The ``--rl-*`` flags: :class:`~agentgym_budget.train.grpo.GRPOSettings` field -> (type, metavar, help)."""
 
@@ -223,6 +224,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=positive_int, default=None, help="GRPO steps (default 60; with sft: SFT steps)")
     parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
     parser.add_argument(
+        "--sft-batch-size", type=positive_int, default=None, help="SFT conversations a step (default 8; smollm2-135m 4)"
+    )
+    parser.add_argument(
+        "--sft-max-length",
+        type=positive_int,
+        default=None,
+        help="SFT: longest conversation in tokens (default 2048; smollm2-135m 1536)",
+    )
+    parser.add_argument(
         "--train-tasks", type=positive_int, default=None, help="tasks of the train split used (default 100)"
     )
     add_demonstrations_argument(parser)
@@ -297,10 +307,35 @@ def build_config(args: argparse.Namespace):
         sft_mask_errors=DEMONSTRATIONS[args.demonstrations or "masked"][1],
         seed=args.seed,
         report_to=tuple(name.strip() for name in args.report_to.split(",") if name.strip()),
-        sft=replace(base.sft, steps=sft_steps) if sft_steps else base.sft,
+        sft=_with_sft_sizes(replace(base.sft, steps=sft_steps) if sft_steps else base.sft, args),
         grpo=replace(grpo, steps=args.steps) if args.steps and args.recipe != "sft" else grpo,
     )
     return with_tiny_size(config, args)
+
+
+def _with_sft_sizes(sft, args: argparse.Namespace):
+    """``sft`` with ``--sft-batch-size`` and ``--sft-max-length``, when given."""
+    from dataclasses import replace
+
+    sizes = {"batch_size": getattr(args, "sft_batch_size", None), "max_length": getattr(args, "sft_max_length", None)}
+    return replace(sft, **{field: value for field, value in sizes.items() if value is not None})
+
+
+def _with_model_defaults(base, model: str | None):
+    """``base`` with the sizes and learning rates the named base ``model`` brings (no ``--preset``).
+
+    Example:
+        >>> parser = argparse.ArgumentParser(); add_arguments(parser)
+        >>> config = build_config(parser.parse_args(["--recipe", "sft", "--out", "x", "--model", "smollm2-135m"]))
+        >>> config.sft.batch_size, config.sft.max_length, config.grpo.learning_rate
+        (4, 1536, 1e-06)
+    """
+    from dataclasses import replace
+
+    from agentgym_budget.train.train_presets import model_defaults
+
+    sft, grpo = model_defaults(model)
+    return replace(base, sft=replace(base.sft, **sft), grpo=replace(base.grpo, **grpo))
 
 
 def _with_preset(base, args: argparse.Namespace):
@@ -323,6 +358,8 @@ def _with_preset(base, args: argparse.Namespace):
     from agentgym_budget.train.train_presets import train_preset
 
     device = base.device
+    if args.preset is None and args.init is None:
+        base = _with_model_defaults(base, args.model)
     if args.preset is not None:
         preset = train_preset(args.preset)
         if preset.needs_model and args.model is None:
@@ -350,9 +387,16 @@ def _with_preset(base, args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the training and print its summary."""
     from agentgym_budget.dependencies import require
+    from agentgym_budget.train.memory import available_bytes, check_memory
     from agentgym_budget.train.recipe import run_training
 
     config = build_config(args)
+    estimates = check_memory(config)  # refuse, before loading anything, a run the machine's memory cannot hold
+    if estimates and max(estimates.values()) > available_bytes():
+        need = ", ".join(f"{phase} {need / 2**30:.1f} GB" for phase, need in estimates.items())
+        print(
+            f"warning: estimated peak memory ({need}) exceeds what is available now ({available_bytes() / 2**30:.1f} GB)"
+        )
     require("torch", extra="trl", feature="Training").set_num_threads(args.threads)
     budgets = (
         f"budgets {','.join(map(str, config.budgets))} "

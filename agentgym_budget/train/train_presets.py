@@ -41,7 +41,28 @@ from typing import Any
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.train.device import DeviceSettings
 
-__all__ = ["train_preset"]
+__all__ = ["MODEL_DEFAULTS", "model_defaults", "train_preset"]
+
+MODEL_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
+    "smollm2-135m": {
+        "sft": {"batch_size": 4, "learning_rate": 1e-4, "max_length": 1536},
+        "grpo": {"episodes_per_step": 4, "num_generations": 4, "learning_rate": 1e-6, "tokens_per_turn": 160},
+    },
+}
+"""Sizes and learning rates a named ``--model`` brings when no ``--preset`` is given (flags still win): the tiny
+model's SFT sizes (8 conversations of up to 2048 tokens) grew SmolLM2-135M's SFT past 22 GB (see the module
+docstring and :mod:`agentgym_budget.train.memory`)."""
+
+
+def model_defaults(model: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(SFT fields, GRPO fields)`` a base model brings (empty for the tiny model and unnamed models).
+
+    Example:
+        >>> model_defaults("smollm2-135m")[0]["batch_size"], model_defaults(None)
+        (4, ({}, {}))
+    """
+    defaults = MODEL_DEFAULTS.get(model or "", {})
+    return dict(defaults.get("sft", {})), dict(defaults.get("grpo", {}))
 
 
 @dataclass(frozen=True)
@@ -85,15 +106,8 @@ TRAIN_PRESETS: dict[str, TrainPreset] = {
         device=DeviceSettings(),
         needs_model=False,
         model="smollm2-135m",
-        sft={"steps": 30, "batch_size": 4, "learning_rate": 1e-4, "save_steps": 10, "max_length": 1536},
-        grpo={
-            "steps": 10,
-            "episodes_per_step": 4,
-            "num_generations": 4,
-            "learning_rate": 1e-6,
-            "tokens_per_turn": 160,
-            "save_steps": 5,
-        },
+        sft={"steps": 30, "save_steps": 10, **MODEL_DEFAULTS["smollm2-135m"]["sft"]},
+        grpo={"steps": 10, "save_steps": 5, **MODEL_DEFAULTS["smollm2-135m"]["grpo"]},
     ),
 }
 """The training presets by name."""
