@@ -53,6 +53,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "trl_rollout": ([], ["--smoke"]),
     "train_speed": ([], ["--smoke"]),
     "grpo_signal": (None, ["--smoke"]),  # full run needs a trained base: --model DIR
+    "train_memory": ([], ["--smoke"]),
     "hf_agent_batching": (["--rounds", "5"], ["--smoke"]),
     "webshop_title_nouns": (None, ["--smoke"]),  # full run needs a spaCy pipeline: --model DIR
     "study": (None, ["--smoke"]),  # full run is the hour-long study: python benchmarks/study.py
@@ -71,7 +72,7 @@ def run_script(name: str, arguments: list[str], capture: bool = False) -> tuple[
     return status, time.perf_counter() - began, output
 
 
-SMOKE_LONGEST_FIRST = ("study", "trl_rollout", "train_speed", "hf_agent_batching", "openenv_latency", "ray_vs_pool")
+SMOKE_LONGEST_FIRST = ("study", "trl_rollout", "train_speed", "train_memory", "hf_agent_batching", "openenv_latency", "ray_vs_pool")
 """Smoke runs in parallel start with these (the longest), so that no long one is left running alone at the end."""
 
 

@@ -31,8 +31,8 @@ __all__ = ["ModelSize", "available_bytes", "check_memory", "estimate_peak_bytes"
 PROCESS_BYTES = 0.7 * 2**30
 """The training process before any model: Python, torch, transformers, TRL, the game engines (0.45-0.55 GB
 measured)."""
-STATE_BYTES_PER_PARAMETER = {"sft": 16, "grpo": 20}
-"""fp32 weights, gradients and Adam's two moments (GRPO: and the reference model's weights)."""
+STATE_BYTES_PER_PARAMETER = {"sft": 16, "grpo": 24}
+"""fp32 weights, gradients and Adam's two moments (GRPO: and the reference model's weights, and the rollouts' caches)."""
 LOGIT_COPIES = 4
 """fp32 values per token and vocabulary entry alive at the peak (logits, log-softmax, their gradients)."""
 ACTIVATIONS_PER_LAYER = 12
