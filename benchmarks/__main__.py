@@ -72,7 +72,15 @@ def run_script(name: str, arguments: list[str], capture: bool = False) -> tuple[
     return status, time.perf_counter() - began, output
 
 
-SMOKE_LONGEST_FIRST = ("study", "trl_rollout", "train_speed", "train_memory", "hf_agent_batching", "openenv_latency", "ray_vs_pool")
+SMOKE_LONGEST_FIRST = (
+    "study",
+    "trl_rollout",
+    "train_speed",
+    "train_memory",
+    "hf_agent_batching",
+    "openenv_latency",
+    "ray_vs_pool",
+)
 """Smoke runs in parallel start with these (the longest), so that no long one is left running alone at the end."""
 
 
