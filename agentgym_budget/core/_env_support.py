@@ -30,10 +30,12 @@ import gymnasium as gym
 import numpy as np
 
 from agentgym_budget.core import text
+from agentgym_budget.core.turn import Turn
 from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError, UnknownTaskError
+from agentgym_budget.snapshots import schema
 from agentgym_budget.snapshots.state import TextEnvState
 
-__all__ = ["check_restorable", "fresh_spaces", "generator_at", "select_task"]
+__all__ = ["check_episode_fields", "check_restorable", "fresh_spaces", "generator_at", "select_task"]
 
 
 def fresh_spaces() -> tuple[gym.spaces.Text, gym.spaces.Text]:
@@ -55,27 +57,13 @@ def _fresh_space(prototype: gym.spaces.Space) -> gym.spaces.Space:
     return space
 
 
-_BIT_GENERATORS = {
-    "PCG64": np.random.PCG64,
-    "PCG64DXSM": np.random.PCG64DXSM,
-    "MT19937": np.random.MT19937,
-    "Philox": np.random.Philox,
-    "SFC64": np.random.SFC64,
-}
-_ANY_SEED = np.random.SeedSequence(0)  # reused: building generators from it draws no OS entropy
-
-
 def generator_at(rng_state: Mapping[str, Any]) -> np.random.Generator:
-    """A new generator in state ``rng_state`` (a ``bit_generator.state`` dict)."""
-    name = rng_state.get("bit_generator")
-    kind = _BIT_GENERATORS.get(name)
-    if kind is None:
-        raise SnapshotMismatchError(
-            f"Unknown random generator {name!r} in the snapshot; expected {sorted(_BIT_GENERATORS)}."
-        )
-    bit_generator = kind(_ANY_SEED)
-    bit_generator.state = rng_state
-    return np.random.Generator(bit_generator)
+    """A new generator in state ``rng_state`` (a ``bit_generator.state`` dict).
+
+    Raises:
+        SnapshotMismatchError: ``rng_state`` is not a state of a numpy bit generator.
+    """
+    return schema.generator_state(rng_state, "the env's random generator state")
 
 
 def select_task(
@@ -155,3 +143,52 @@ def check_restorable(
             f"{env_name}: the state's task {state.task_id!r} is not in this env's "
             f"{split!r} split ({len(task_index)} tasks)."
         )
+
+
+def check_episode_fields(state: TextEnvState, *, max_replay: int | None) -> None:
+    """Raise :class:`SnapshotMismatchError` unless ``state``'s episode fields have the types and ranges of a genuine one.
+
+    Args:
+        state: A :class:`TextEnvState` of this env's configuration (:func:`check_restorable`).
+        max_replay: The most actions a state restored by replay (``engine`` is ``None``) may hold;
+            ``None``: the env never restores by replay, so such a state is refused.
+    """
+    schema.count(state.engine_seed, "the engine seed", low=1, high=2**31 - 1)
+    actions = schema.sequence(state.actions, "the action log")
+    for action in actions:
+        if not isinstance(action, str) or len(action) > text.ACTION_STEP_LIMIT:
+            raise schema.mismatch(
+                "an action of the log", action, f"a str of at most {text.ACTION_STEP_LIMIT} characters"
+            )
+    over = schema.boolean(state.episode_over, "episode_over")
+    check_turn(state.last_turn)
+    if over != (state.last_turn.won or state.last_turn.lost):
+        raise schema.mismatch("episode_over", over, "True exactly when the last turn was won or lost")
+    generator_at(state.rng_state)
+    if state.engine is None and (max_replay is None or len(actions) > max_replay):
+        expected = (
+            "an engine state (this env restores natively)"
+            if max_replay is None
+            else (f"at most {max_replay} actions to replay")
+        )
+        raise SnapshotMismatchError(
+            f"Malformed snapshot: a state with no engine state and {len(actions)} actions; expected {expected}."
+        )
+
+
+def check_turn(turn: Any) -> None:
+    """Raise :class:`SnapshotMismatchError` unless ``turn`` is a :class:`Turn` with fields of the right types."""
+    if not isinstance(turn, Turn):
+        raise schema.mismatch("the last turn", turn, "a Turn")
+    schema.text(turn.observation, "the last observation")
+    schema.finite(turn.reward, "the last reward")
+    schema.boolean(turn.won, "the last turn's won flag")
+    schema.boolean(turn.lost, "the last turn's lost flag")
+    progress = schema.finite(turn.progress, "the last progress")
+    if not 0.0 <= progress <= 1.0:
+        raise schema.mismatch("the last progress", progress, "a number from 0 to 1")
+    for action in schema.sequence(turn.admissible_actions, "the admissible actions"):
+        schema.text(action, "an admissible action")
+    schema.text(turn.goal, "the goal")
+    if not isinstance(turn.extras, Mapping) or not all(isinstance(key, str) for key in turn.extras):
+        raise schema.mismatch("the last turn's extras", turn.extras, "a dict with str keys")

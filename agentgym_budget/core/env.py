@@ -70,7 +70,13 @@ import numpy as np
 from gymnasium.utils import EzPickle
 
 from agentgym_budget.core import text
-from agentgym_budget.core._env_support import check_restorable, fresh_spaces, generator_at, select_task
+from agentgym_budget.core._env_support import (
+    check_episode_fields,
+    check_restorable,
+    fresh_spaces,
+    generator_at,
+    select_task,
+)
 from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
 from agentgym_budget.core.turn import Turn, turn_info
 from agentgym_budget.errors import (
@@ -102,6 +108,9 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     blocked_feedback: ClassVar[str] = "That command is not available in this game."
     checks_state_before_set: ClassVar[bool] = True
     """``set_state`` validates a state before it changes anything (snapshot stacks need not check first)."""
+    max_replay_actions: ClassVar[int | None] = 1000
+    """The most actions a state without engine state may hold (restoring it replays them); ``None``: the
+    family always saves its engine state, and a state without one is refused."""
     can_share_engine: ClassVar[bool] = True
     """``clone(share_engine=True)`` gives a twin sharing this env's loaded engine (what forks use)."""
     omitted_info_keys: frozenset[str] = frozenset()
@@ -155,6 +164,13 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
         """Put the engine in ``engine_state`` (saved by :meth:`_save_engine` on ``task_id``)."""
         raise NotImplementedError
+
+    def _verify_state(self, state: TextEnvState) -> None:
+        """Raise :class:`~agentgym_budget.errors.SnapshotMismatchError` if a checked ``state`` must not be restored.
+
+        Called by :meth:`set_state` after :meth:`check_state` and before anything changes; families whose engine
+        states cannot be checked field by field check them here (TextWorld: :mod:`~agentgym_budget.tasks.textworld.verify`).
+        """
 
     def _share_engine(self, twin: TextEnv) -> None:
         """Give ``twin`` (a new env of the same configuration) an engine sharing this env's loaded resources."""
@@ -277,6 +293,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 another configuration, or its task is not in this env's task set.
         """
         self.check_state(state)
+        self._verify_state(state)
         if state.engine is not None:
             self._load_engine(state.task_id, state.engine_seed, state.engine)
         else:
@@ -302,6 +319,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         check_restorable(
             state, env_name=self.name, env_key=self.env_key, task_index=self._task_index(), split=self.split
         )
+        check_episode_fields(state, max_replay=self.max_replay_actions)
 
     def prepare_task(self, task_id: str) -> None:
         """Generate or load what ``task_id`` needs into the cache, so its first episode does not wait for it.

@@ -73,7 +73,7 @@ import numpy as np
 
 from agentgym_budget._version import __version__
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
-from agentgym_budget.snapshots.keys import seal, unseal
+from agentgym_budget.snapshots.keys import current_key, seal, unseal
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "RECORDS", "JsonData", "decode", "encode"]
 
@@ -97,7 +97,10 @@ RECORDS: dict[str, str] = {
 A record class is a dataclass whose ``__snapshot_record__`` is its name here; it may list the
 distributions its content depends on in ``__snapshot_libraries__``. A class whose instances
 are not portable as they are (e.g. an engine state holding live interpreter objects) instead
-defines ``portable()``, returning a record, and is encoded as that record."""
+defines ``portable()``, returning a record, and is encoded as that record. A record class whose
+``__snapshot_trust__`` is true gets an attribute ``snapshot_sealed`` when decoded: whether the bytes
+carried a seal checked against the snapshot key (:mod:`~agentgym_budget.snapshots.keys`), so that
+its layer can check an unsealed one more deeply."""
 
 _DTYPES = frozenset(
     {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"}
@@ -249,8 +252,9 @@ def encode(value: Any) -> bytes:
 
 # ---------------------------------------------------------------------------------------------- decoding
 class _Decoder:
-    def __init__(self, buffers: list[Any]) -> None:
+    def __init__(self, buffers: list[Any], sealed: bool) -> None:
         self.buffers = buffers
+        self.sealed = sealed
 
     def value(self, obj: Any) -> Any:
         if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -278,9 +282,7 @@ class _Decoder:
             return self.buffers[payload]
         if kind == "n":
             dtype, item = payload
-            if dtype not in _DTYPES:
-                raise SnapshotMismatchError(f"Corrupt snapshot: numpy scalar of dtype {dtype!r}.")
-            return np.dtype(dtype).type(self.value(item))
+            return _scalar(dtype, self.value(item))
         if kind == "q":
             items, maxlen = payload
             return deque((self.value(item) for item in items), maxlen=maxlen)
@@ -297,7 +299,27 @@ class _Decoder:
             raise SnapshotMismatchError(
                 f"Corrupt snapshot: record {name} has fields {got}, expected {sorted(expected)}."
             )
-        return cls(**{key: self.value(item) for key, item in fields.items()})
+        record = cls(**{key: self.value(item) for key, item in fields.items()})
+        if getattr(cls, "__snapshot_trust__", False):
+            object.__setattr__(record, "snapshot_sealed", self.sealed)
+        return record
+
+
+def _scalar(dtype: Any, item: Any) -> np.generic:
+    """The numpy scalar ``{"n": [dtype, item]}``: the item must be a number the dtype holds exactly."""
+    if dtype not in _DTYPES or isinstance(item, str | list | tuple | dict | type(None)):
+        raise SnapshotMismatchError(f"Corrupt snapshot: numpy scalar {item!r:.40} of dtype {dtype!r}.")
+    kind = np.dtype(dtype)
+    if kind.kind in "iub" and (not isinstance(item, int) or not _fits(item, kind)):
+        raise SnapshotMismatchError(f"Corrupt snapshot: {item!r:.40} is not a {dtype} value.")
+    return kind.type(item)
+
+
+def _fits(item: int, kind: np.dtype) -> bool:
+    if kind.kind == "b":
+        return item in (0, 1)
+    info = np.iinfo(kind)
+    return info.min <= item <= info.max
 
 
 @functools.cache
@@ -363,6 +385,7 @@ def decode(data: bytes | bytearray | memoryview) -> Any:
             another format or library version, or its seal does not match the snapshot key
             (:mod:`~agentgym_budget.snapshots.keys`).
     """
+    sealed = current_key() is not None  # unseal refuses any other data when a key is set
     data = unseal(data)
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
     if len(view) < _PREFIX.size or bytes(view[:8]) != MAGIC:
@@ -387,10 +410,10 @@ def decode(data: bytes | bytearray | memoryview) -> Any:
         _check_versions(header["versions"])
         start = end + (-end % _ALIGN)
         buffers = _buffers(header["buffers"], view, start)
-        return _Decoder(buffers).value(header["body"])
+        return _Decoder(buffers, sealed).value(header["body"])
     except SnapshotMismatchError:
         raise
     except RecursionError as err:
         raise SnapshotMismatchError("Corrupt snapshot: its header nests deeper than Python can read.") from err
-    except (ValueError, KeyError, TypeError, IndexError) as err:
-        raise SnapshotMismatchError(f"Corrupt snapshot: {type(err).__name__}: {err}.") from err
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError, MemoryError) as err:
+        raise SnapshotMismatchError(f"Corrupt snapshot: {type(err).__name__}: {err!s:.200}.") from err

@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -45,6 +46,8 @@ from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils import RecordConstructorArgs
 
 from agentgym_budget.errors import AgentGymBudgetError, SnapshotMismatchError, SnapshotUnsupportedError
+from agentgym_budget.snapshots import schema
+from agentgym_budget.snapshots.plain_parts import check_plain_field
 from agentgym_budget.snapshots.state import EnvState
 
 __all__ = ["clone", "fingerprint", "get_state", "layers", "set_state"]
@@ -110,13 +113,19 @@ def _copy(value: Any) -> Any:
     return value if isinstance(value, _IMMUTABLE) else copy.deepcopy(value)
 
 
-def _restore_wrapper_part(wrapper: gym.Wrapper, part: Any) -> None:
-    setter = getattr(type(wrapper), "set_wrapper_state", None)
+def _checked_wrapper_part(wrapper: gym.Wrapper, part: Any) -> Callable[[], None]:
+    """Check ``part`` for ``wrapper`` (nothing is set) and return what applies it."""
+    kind = type(wrapper)
+    setter = getattr(kind, "set_wrapper_state", None)
     if setter is not None:
-        setter(wrapper, part)
-        return
-    for attribute, value in part.items():
-        setattr(wrapper, attribute, _copy(value))
+        checker = getattr(kind, "check_wrapper_state", None)
+        if checker is not None:
+            checker(wrapper, part)  # the setter checks again: it cannot fail after this
+        return lambda: setter(wrapper, part)
+    owned = _wrapper_part(wrapper)
+    fields = schema.fields(part, f"the {kind.__name__} part", frozenset(owned))
+    values = {name: check_plain_field(kind.__name__, name, fields[name], owned[name]) for name in owned}
+    return lambda: wrapper.__dict__.update(values)
 
 
 def supports_native_state(env: gym.Env) -> bool:
@@ -177,13 +186,16 @@ def _set_state(env: gym.Env, state: EnvState) -> None:
             f"but is restored into {' > '.join(n.rsplit('.', 1)[-1] for n in names)}; "
             "restore into an env with the same wrappers (StateSnapshot.fork builds one)."
         )
+    if len(state.parts) != len(stack):
+        raise SnapshotMismatchError(f"Malformed snapshot: {len(state.parts)} parts for a stack of {len(stack)} layers.")
     base = stack[-1]
+    apply = [_checked_wrapper_part(layer, part) for layer, part in zip(stack[:-1], state.parts[:-1], strict=True)]
     check = getattr(base, "check_state", None)
     if check is not None and not getattr(base, "checks_state_before_set", False):
         check(state.parts[-1])
     base.set_state(state.parts[-1])
-    for layer, part in zip(reversed(stack[:-1]), reversed(state.parts[:-1]), strict=True):
-        _restore_wrapper_part(layer, part)
+    for step in reversed(apply):
+        step()
 
 
 def _clone_base(base: gym.Env, share_engine: bool) -> gym.Env:

@@ -12,6 +12,7 @@ import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 
 from agentgym_budget.errors import InvalidBudgetError, WrapperOrderError
+from agentgym_budget.snapshots import schema
 from agentgym_budget.snapshots import stack as snapshot
 from agentgym_budget.wrappers.turn_budget import TurnBudget, validate_budget
 
@@ -130,11 +131,16 @@ class BudgetMix(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         rng_state = copy.deepcopy(self._rng.bit_generator.state) if self._rng is not None else None
         return (rng_state, self._sampled)
 
-    def set_wrapper_state(self, part: tuple[Any, int | None]) -> None:
-        """Restore the part returned by :meth:`get_wrapper_state`."""
-        rng_state, self._sampled = part
-        if rng_state is None:
-            self._rng = None
-        else:
-            self._rng = np.random.default_rng()
-            self._rng.bit_generator.state = copy.deepcopy(rng_state)
+    def check_wrapper_state(self, part: Any) -> tuple[np.random.Generator | None, int | None]:
+        """The part of :meth:`get_wrapper_state` checked (a generator built from it; nothing is set).
+
+        Raises:
+            SnapshotMismatchError: The generator state or the draw is malformed.
+        """
+        rng_state, sampled = schema.sequence(part, "the BudgetMix part", 2)
+        rng = None if rng_state is None else schema.generator_state(rng_state, "the BudgetMix generator")
+        return rng, None if sampled is None else schema.count(sampled, "the BudgetMix draw", low=1)
+
+    def set_wrapper_state(self, part: Any) -> None:
+        """Restore the part returned by :meth:`get_wrapper_state` (checked first: :meth:`check_wrapper_state`)."""
+        self._rng, self._sampled = self.check_wrapper_state(part)

@@ -63,6 +63,7 @@ from gymnasium.utils import RecordConstructorArgs
 
 from agentgym_budget.core.text import is_admissible
 from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.snapshots import schema
 
 __all__ = ["ProcessReward"]
 
@@ -148,6 +149,18 @@ class ProcessReward(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         """This wrapper's part of a snapshot: the current potential and admissible actions."""
         return (self._potential, self._admissible)
 
-    def set_wrapper_state(self, part: tuple[float, tuple[str, ...]]) -> None:
-        """Restore the part returned by :meth:`get_wrapper_state`."""
-        self._potential, self._admissible = float(part[0]), tuple(part[1])
+    def check_wrapper_state(self, part: Any) -> tuple[float, tuple[str, ...]]:
+        """The part of :meth:`get_wrapper_state` checked field by field (nothing is set).
+
+        Raises:
+            SnapshotMismatchError: The potential is not a finite number or the actions are not strings.
+        """
+        potential, admissible = schema.sequence(part, "the ProcessReward part", 2)
+        actions = schema.sequence(admissible, "the ProcessReward admissible actions")
+        return schema.finite(potential, "the ProcessReward potential"), tuple(
+            schema.text(action, "a ProcessReward admissible action") for action in actions
+        )
+
+    def set_wrapper_state(self, part: Any) -> None:
+        """Restore the part returned by :meth:`get_wrapper_state` (checked first: :meth:`check_wrapper_state`)."""
+        self._potential, self._admissible = self.check_wrapper_state(part)

@@ -16,6 +16,7 @@ from agentgym_budget.errors import (
     SnapshotMismatchError,
     SnapshotUnsupportedError,
 )
+from agentgym_budget.snapshots import schema
 from agentgym_budget.snapshots import stack as snapshot
 from agentgym_budget.snapshots.state import EnvState, ReplayLog
 
@@ -198,7 +199,23 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """This wrapper's own part of a snapshot taken on an outer layer (its replay log)."""
         return (self._reset_seed, self._reset_options, tuple(self._actions))
 
-    def set_wrapper_state(self, part: tuple[Any, ...]) -> None:
-        """Restore the part returned by :meth:`get_wrapper_state`."""
-        self._reset_seed, self._reset_options, actions = part
+    def check_wrapper_state(self, part: Any) -> tuple[int | None, tuple[tuple[str, Any], ...], tuple[Any, ...]]:
+        """The part of :meth:`get_wrapper_state` checked field by field (nothing is set).
+
+        Raises:
+            SnapshotMismatchError: The seed, the options or the action log is malformed.
+        """
+        seed, options, actions = schema.sequence(part, "the StateSnapshot part", 3)
+        seed = None if seed is None else schema.count(seed, "the StateSnapshot reset seed")
+        pairs = tuple(
+            schema.sequence(pair, "a StateSnapshot reset option", 2)
+            for pair in schema.sequence(options, "the StateSnapshot reset options")
+        )
+        for key, _ in pairs:
+            schema.text(key, "a StateSnapshot reset option name")
+        return seed, pairs, schema.sequence(actions, "the StateSnapshot action log")
+
+    def set_wrapper_state(self, part: Any) -> None:
+        """Restore the part returned by :meth:`get_wrapper_state` (checked first: :meth:`check_wrapper_state`)."""
+        self._reset_seed, self._reset_options, actions = self.check_wrapper_state(part)
         self._actions = list(actions)

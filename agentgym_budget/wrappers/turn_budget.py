@@ -9,7 +9,8 @@ import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
 from agentgym_budget.core.text import OBSERVATION_MAX_LENGTH
-from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError, InvalidOptionError
+from agentgym_budget.errors import EpisodeOverError, InvalidBudgetError, InvalidOptionError, SnapshotMismatchError
+from agentgym_budget.snapshots import schema
 
 __all__ = ["TurnBudget"]
 
@@ -181,6 +182,26 @@ class TurnBudget(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         """This wrapper's part of a snapshot: budget, turn and episode flags."""
         return (self._episode_budget, self._turn, self._episode_over, self._started)
 
-    def set_wrapper_state(self, part: tuple[int, int, bool, bool]) -> None:
-        """Restore the part returned by :meth:`get_wrapper_state`."""
-        self._episode_budget, self._turn, self._episode_over, self._started = part
+    def check_wrapper_state(self, part: Any) -> tuple[int, int, bool, bool]:
+        """The part of :meth:`get_wrapper_state` checked field by field (nothing is set).
+
+        The budget is the snapshot's (a snapshot taken under ``max_turns=10`` keeps 10 turns in a stack made
+        with another ``max_turns``); the turn lies within it, and an episode at its budget is over.
+
+        Raises:
+            SnapshotMismatchError: A field has the wrong type or lies out of range.
+        """
+        budget, turn, over, started = schema.sequence(part, "the TurnBudget part", 4)
+        budget = schema.count(budget, "the TurnBudget budget", low=1)
+        turn = schema.count(turn, "the TurnBudget turn", high=budget)
+        over, started = schema.boolean(over, "the TurnBudget episode flag"), schema.boolean(started, "started")
+        if (turn == budget and not over) or (not started and (turn or not over)):
+            raise SnapshotMismatchError(
+                f"Malformed snapshot: a TurnBudget part at turn {turn} of {budget} with episode_over={over} and "
+                f"started={started}; a genuine one ends the episode at its budget and starts at turn 0."
+            )
+        return budget, turn, over, started
+
+    def set_wrapper_state(self, part: Any) -> None:
+        """Restore the part returned by :meth:`get_wrapper_state` (checked first: :meth:`check_wrapper_state`)."""
+        self._episode_budget, self._turn, self._episode_over, self._started = self.check_wrapper_state(part)

@@ -165,6 +165,7 @@ class ALFWorldEnv(TextEnv):
 
     splits: ClassVar[tuple[str, ...]] = ("train", "valid_seen", "valid_unseen")
     optional_info_keys: ClassVar[Mapping[str, str]] = ALFWORLD_INFO_KEYS
+    max_replay_actions: ClassVar[int | None] = None  # states always hold the engine state
 
     def __init__(
         self,

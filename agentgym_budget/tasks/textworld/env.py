@@ -42,10 +42,11 @@ from gymnasium.utils import EzPickle
 
 from agentgym_budget.core.env import TextEnv, Turn
 from agentgym_budget.errors import DataError, InvalidOptionError
+from agentgym_budget.snapshots.state import TextEnvState
 from agentgym_budget.storage.safe_json import resolve_user_path
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import UNKNOWN_VERB_FEEDBACK, check_command
-from agentgym_budget.tasks.textworld.engine import TextWorldEngine
+from agentgym_budget.tasks.textworld.engine import TextWorldEngine, TextWorldEngineState
 from agentgym_budget.tasks.textworld.turns import (
     LEAN_INFO_KEYS,
     TEXTWORLD_INFO_KEYS,
@@ -53,6 +54,7 @@ from agentgym_budget.tasks.textworld.turns import (
     make_turn,
     request_infos,
 )
+from agentgym_budget.tasks.textworld.verify import check_portable_fields, verify_by_replay
 
 __all__ = [
     "CoinCollectorEnv",
@@ -81,6 +83,7 @@ class TextWorldEnv(TextEnv):
     """
 
     optional_info_keys: ClassVar[Mapping[str, str]] = TEXTWORLD_INFO_KEYS
+    max_replay_actions: ClassVar[int | None] = None  # states always hold the engine state
 
     def __init__(
         self, *, split: str, info_keys: Any = None, render_mode: str | None = None, lean: bool = False
@@ -127,6 +130,17 @@ class TextWorldEnv(TextEnv):
 
     def _save_engine(self) -> Any:
         return self._engine.save()
+
+    def _verify_state(self, state: TextEnvState) -> None:
+        engine = state.engine
+        if isinstance(engine, TextWorldEngineState):
+            return  # taken in this process
+        check_portable_fields(engine)
+        if engine.__dict__.get("snapshot_sealed") or engine.__dict__.get("_verified"):
+            return
+        path = self._game_path(state.task_id)
+        verify_by_replay(engine, self._engine, path, state.engine_seed, state.actions)
+        object.__setattr__(engine, "_verified", True)
 
     def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
         self._engine.restore(engine_state, self._game_path(task_id))

@@ -92,6 +92,7 @@ class PortableTextWorldState:
 
     __snapshot_record__: ClassVar[str] = "TextWorldState/1"
     __snapshot_libraries__: ClassVar[tuple[str, ...]] = ("textworld", "jericho")
+    __snapshot_trust__: ClassVar[bool] = True
 
     game_digest: str
     ram: np.ndarray

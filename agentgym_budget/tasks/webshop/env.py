@@ -102,6 +102,7 @@ class WebShopEnvBase(TextEnv):
 
     optional_info_keys: ClassVar[Mapping[str, str]] = WEBSHOP_INFO_KEYS
     blocked_feedback: ClassVar[str] = "That action is not available here."
+    max_replay_actions: ClassVar[int | None] = None  # states always hold the engine state
 
     def __init__(
         self,
