@@ -43,11 +43,13 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import warnings
@@ -57,7 +59,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from agentgym_budget.errors import GenerationError
+from agentgym_budget.errors import DataError, GenerationError
+from agentgym_budget.storage.safe_json import read_regular_file
 
 __all__ = ["CacheRepairWarning", "cache_key", "cache_root", "cached_directory", "check_entry"]
 
@@ -68,6 +71,7 @@ _KEY = "key.json"
 _MANIFEST = "manifest.sha256"
 _SCRATCH = ".tmp-"
 _CHUNK = 1 << 20
+_MANIFEST_BYTES = 16 * 2**20
 _LINE = re.compile(r"([0-9a-f]{64})  (\S(?:.*\S)?)")
 
 _Signature = tuple[tuple[str, int, int, int, int], ...]
@@ -103,18 +107,25 @@ def cache_key(params: Mapping[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- integrity
 def _sha256(path: Path) -> str:
+    """The SHA-256 of the regular file ``path`` (``OSError`` for a FIFO, device or folder: never blocks)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"{path.name} is not a regular file (a FIFO, device or folder)")
+        remaining = info.st_size
+        while remaining > 0 and (chunk := handle.read(min(_CHUNK, remaining))):
             digest.update(chunk)
+            remaining -= len(chunk)
     return digest.hexdigest()
 
 
 def _signature(entry: Path, names: list[str]) -> _Signature:
     stats = []
     for name in names:
-        stat = os.stat(entry / name)
-        stats.append((name, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino))
+        info = os.stat(entry / name)
+        stats.append((name, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
     return tuple(stats)
 
 
@@ -128,7 +139,11 @@ def _write_manifest(entry: Path) -> None:
 
 def _read_manifest(entry: Path) -> dict[str, str]:
     checksums = {}
-    for number, line in enumerate((entry / _MANIFEST).read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = read_regular_file(entry / _MANIFEST, what="cache manifest", max_bytes=_MANIFEST_BYTES).decode("utf-8")
+    except DataError as err:
+        raise ValueError(str(err)) from err
+    for number, line in enumerate(text.splitlines(), 1):
         match = _LINE.fullmatch(line)
         name = match.group(2) if match else ""
         if not match or name.startswith("/") or ".." in Path(name).parts or name == _MANIFEST:

@@ -40,6 +40,7 @@ from agentgym_budget.errors import DataError, SnapshotMismatchError
 from agentgym_budget.snapshots.codec import JsonData
 from agentgym_budget.storage.game_cache_size import game_cache_bytes
 from agentgym_budget.storage.memory_cache import MemoryCache
+from agentgym_budget.storage.safe_json import read_json_file
 from agentgym_budget.tasks.textworld.interpreter import InterpreterLease
 from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
 from agentgym_budget.tasks.textworld.portable import PortableTextWorldState, freeze_trackers, game_digest, thaw_trackers
@@ -71,6 +72,8 @@ def load_game(z8_path: str) -> Game:
     json_path = os.path.splitext(z8_path)[0] + ".json"
     try:
         return _GAMES.get((json_path, os.path.getmtime(json_path)), lambda: _parse(json_path))[0]
+    except DataError:
+        raise
     except Exception as err:  # json, KeyError, TypeError, TatSu's FailedParse, ... from TextWorld's loader
         message = " ".join(str(err).split())[:300]
         raise DataError(
@@ -79,8 +82,26 @@ def load_game(z8_path: str) -> Game:
         ) from err
 
 
+_GAME_FIELDS = {"KB": dict, "world": list | dict, "grammar": dict, "quests": list, "infos": list}
+_OPTIONAL_GAME_FIELDS = {"metadata": dict, "objective": str | type(None), "version": int}
+
+
 def _parse(json_path: str) -> tuple[Game, int]:
-    return Game.load(json_path), 3 * os.path.getsize(json_path) + _GAME_FIXED_BYTES
+    data = read_json_file(json_path, what="TextWorld game data", expected=dict)
+    for name, kinds in (*_GAME_FIELDS.items(), *_OPTIONAL_GAME_FIELDS.items()):
+        if name not in data and name in _OPTIONAL_GAME_FIELDS:
+            continue
+        if not isinstance(data.get(name), kinds):
+            raise DataError(
+                f"TextWorld game data {json_path}: its {name!r} is {type(data.get(name)).__name__} "
+                f"({data.get(name)!r:.40}); expected a JSON {_json_kind(kinds)}."
+            )
+    return Game.deserialize(data), 3 * os.path.getsize(json_path) + _GAME_FIXED_BYTES
+
+
+def _json_kind(kinds: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", int: "integer", type(None): "null"}
+    return " or ".join(names[kind] for kind in getattr(kinds, "__args__", (kinds,)))
 
 
 def _detect_extra_infos(text: str, tracked: list[str]) -> tuple[dict[str, str | None], str]:

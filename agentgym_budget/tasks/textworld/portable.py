@@ -54,6 +54,8 @@ from textworld.logic import Action, Placeholder, Proposition, State, Variable
 
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.snapshots.codec import JsonData
+from agentgym_budget.storage.safe_json import MAX_BYTES, read_regular_file
+from agentgym_budget.tasks.textworld.story_file import MAX_STORY_BYTES
 
 __all__ = ["PortableTextWorldState", "game_digest"]
 
@@ -108,9 +110,8 @@ class PortableTextWorldState:
 @functools.lru_cache(maxsize=256)
 def _digest(z8_path: str, stamp: tuple[int, int, int, int]) -> str:
     digest = hashlib.blake2b(digest_size=16)
-    for path in (z8_path, os.path.splitext(z8_path)[0] + ".json"):
-        with open(path, "rb") as file:
-            digest.update(file.read())
+    for path, cap in ((z8_path, MAX_STORY_BYTES), (os.path.splitext(z8_path)[0] + ".json", MAX_BYTES)):
+        digest.update(read_regular_file(path, what="TextWorld game", max_bytes=cap))
     return digest.hexdigest()
 
 

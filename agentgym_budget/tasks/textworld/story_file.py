@@ -37,13 +37,13 @@ Example:
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 
 from agentgym_budget.errors import DataError
+from agentgym_budget.storage.safe_json import read_regular_file
 
-__all__ = ["check_story_file"]
+__all__ = ["MAX_STORY_BYTES", "check_story_file"]
 
 _HEADER_SIZE = 0x40
 _GLOBALS_SIZE = 240 * 2
@@ -60,6 +60,8 @@ _OPTIONAL_TABLES = {  # version 5+: 0 (absent) or a byte address inside the stor
     0x36: "header extension table address",
 }
 _CHECKED: dict[str, tuple[int, int, int, int]] = {}
+MAX_STORY_BYTES = 512 * 2**10
+"""The largest story a Z-machine can hold (version 8: 512 KiB); a bigger file is not a story."""
 
 
 def _word(header: bytes, offset: int) -> int:
@@ -128,7 +130,7 @@ def check_story_file(path: str | os.PathLike[str]) -> None:
         signature = _signature(key)
         if _CHECKED.get(key) == signature:
             return
-        data = Path(key).read_bytes()
+        data = read_regular_file(key, what="TextWorld story file", max_bytes=MAX_STORY_BYTES)
         unchanged = _signature(key) == signature
     except OSError as err:
         raise DataError(f"Cannot read the story file {key}: {err}.") from err

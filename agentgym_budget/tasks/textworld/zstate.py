@@ -45,7 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_budget.errors import SnapshotMismatchError
+from agentgym_budget.errors import DataError, SnapshotMismatchError
+from agentgym_budget.storage.safe_json import read_regular_file
+from agentgym_budget.tasks.textworld.story_file import MAX_STORY_BYTES
 
 __all__: list[str] = []
 
@@ -114,8 +116,10 @@ def _property_header_offsets(data: bytes, address: int, version: int, end: int) 
 
 @functools.lru_cache(maxsize=64)
 def _layout(path: str, stamp: tuple[int, int], stack_bytes: int) -> StoryLayout:
-    with open(path, "rb") as file:
-        data = file.read()
+    try:
+        data = read_regular_file(path, what="TextWorld story file", max_bytes=MAX_STORY_BYTES)
+    except DataError as err:
+        raise SnapshotMismatchError(f"Cannot check the state against its story: {err}") from err
     if len(data) < 64:
         raise SnapshotMismatchError(f"The story file {path} is {len(data)} bytes long: not a z-machine story.")
     version, ram_bytes = data[0], _word(data, 0x0E)
