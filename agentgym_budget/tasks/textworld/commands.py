@@ -194,7 +194,13 @@ def _names_several_objects(words: list[str], keys: list[str]) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=4096)  # a pure function of the text; agents repeat their commands
+CACHED_ACTION_CHARS = 256
+"""Actions up to this length are remembered (agents repeat their commands); longer ones are screened each time.
+
+The cache holds at most 4,096 actions, so at most about 4,096 x (256 + 100 bytes of object overhead)
+~ 1.5 MiB, whatever the agent sends (a 64 KiB action is never kept)."""
+
+
 def check_command(action: str) -> CommandCheck:
     """Screen ``action`` into at most one game action (see the module docstring for the rules).
 
@@ -206,6 +212,15 @@ def check_command(action: str) -> CommandCheck:
         interpreter receives (possibly empty, which the game answers as an empty line), or a
         refusal with the game's message for it.
     """
+    return _check_short(action) if len(action) <= CACHED_ACTION_CHARS else _check(action)
+
+
+@functools.lru_cache(maxsize=4096)  # a pure function of the text, of bounded size (CACHED_ACTION_CHARS)
+def _check_short(action: str) -> CommandCheck:
+    return _check(action)
+
+
+def _check(action: str) -> CommandCheck:
     if not action.isascii():
         action = unicodedata.normalize("NFKD", action)
         action = "".join(char for char in action if char.isascii())

@@ -211,112 +211,51 @@ def _seed_and_split(task_id: str) -> tuple[int, str]:
 
 
 class CookingEnv(GeneratedGameEnv):
-    """``TextWorld-Cooking-v0``: cook a recipe (First TextWorld Problems style), ``difficulty`` 1-7."""
+    """``TextWorld-Cooking-v0``: cook a recipe (First TextWorld Problems style), ``difficulty`` 1-7.
 
-    def __init__(
-        self,
-        difficulty: int = 3,
-        *,
-        split: str = "train",
-        info_keys: Any = None,
-        render_mode: str | None = None,
-        lean: bool = False,
-    ):
-        EzPickle.__init__(
-            self, difficulty=difficulty, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
-        )
-        recipe = games.cooking_recipe(difficulty)
-        super().__init__(
-            recipe, f"cooking-d{difficulty}", split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
-        )
+    ``options``: ``split``, ``info_keys``, ``render_mode``, ``lean`` (see :class:`TextWorldEnv`); the same for the
+    other generated-game envs.
+    """
+
+    def __init__(self, difficulty: int = 3, **options: Any):
+        EzPickle.__init__(self, difficulty=difficulty, **options)
+        super().__init__(games.cooking_recipe(difficulty), f"cooking-d{difficulty}", **options)
 
 
 class CoinCollectorEnv(GeneratedGameEnv):
     """``TextWorld-CoinCollector-v0``: navigate to a coin and take it, ``level`` 1-300."""
 
-    def __init__(
-        self,
-        level: int = 5,
-        *,
-        split: str = "train",
-        info_keys: Any = None,
-        render_mode: str | None = None,
-        lean: bool = False,
-    ):
-        EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
-        recipe = games.coin_collector_recipe(level)
-        super().__init__(recipe, f"coin-l{level}", split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
+    def __init__(self, level: int = 5, **options: Any):
+        EzPickle.__init__(self, level=level, **options)
+        super().__init__(games.coin_collector_recipe(level), f"coin-l{level}", **options)
 
 
 class TreasureHunterEnv(GeneratedGameEnv):
     """``TextWorld-TreasureHunter-v0``: find the named treasure among distractors, ``level`` 1-30."""
 
-    def __init__(
-        self,
-        level: int = 5,
-        *,
-        split: str = "train",
-        info_keys: Any = None,
-        render_mode: str | None = None,
-        lean: bool = False,
-    ):
-        EzPickle.__init__(self, level=level, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
-        recipe = games.treasure_hunter_recipe(level)
-        super().__init__(
-            recipe, f"treasure-l{level}", split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
-        )
+    def __init__(self, level: int = 5, **options: Any):
+        EzPickle.__init__(self, level=level, **options)
+        super().__init__(games.treasure_hunter_recipe(level), f"treasure-l{level}", **options)
 
 
 class SimpleEnv(GeneratedGameEnv):
     """``TextWorld-Simple-v0``: TextWorld's simple house game (``rewards``, ``goal`` verbosity)."""
 
-    def __init__(
-        self,
-        rewards: str = "dense",
-        goal: str = "detailed",
-        *,
-        split: str = "train",
-        info_keys: Any = None,
-        render_mode: str | None = None,
-        lean: bool = False,
-    ):
-        EzPickle.__init__(
-            self, rewards=rewards, goal=goal, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
-        )
-        recipe = games.simple_recipe(rewards, goal)
-        prefix = f"simple-{rewards}-{goal}"
-        super().__init__(recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
+    def __init__(self, rewards: str = "dense", goal: str = "detailed", **options: Any):
+        EzPickle.__init__(self, rewards=rewards, goal=goal, **options)
+        super().__init__(games.simple_recipe(rewards, goal), f"simple-{rewards}-{goal}", **options)
 
 
 class CustomEnv(GeneratedGameEnv):
     """``TextWorld-Custom-v0``: random worlds of ``world_size`` rooms, ``nb_objects`` objects, a quest."""
 
     def __init__(
-        self,
-        world_size: int = 5,
-        nb_objects: int = 10,
-        quest_length: int = 5,
-        quest_breadth: int = 1,
-        *,
-        split: str = "train",
-        info_keys: Any = None,
-        render_mode: str | None = None,
-        lean: bool = False,
+        self, world_size: int = 5, nb_objects: int = 10, quest_length: int = 5, quest_breadth: int = 1, **options: Any
     ):
-        EzPickle.__init__(
-            self,
-            world_size=world_size,
-            nb_objects=nb_objects,
-            quest_length=quest_length,
-            quest_breadth=quest_breadth,
-            split=split,
-            info_keys=info_keys,
-            render_mode=render_mode,
-            lean=lean,
-        )
-        recipe = games.custom_recipe(world_size, nb_objects, quest_length, quest_breadth)
+        sizes = (world_size, nb_objects, quest_length, quest_breadth)
+        EzPickle.__init__(self, *sizes, **options)
         prefix = f"custom-r{world_size}-o{nb_objects}-q{quest_length}-b{quest_breadth}"
-        super().__init__(recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
+        super().__init__(games.custom_recipe(*sizes), prefix, **options)
 
 
 class FileEnv(TextWorldEnv):
@@ -346,8 +285,9 @@ class FileEnv(TextWorldEnv):
                 "TextWorld-File-v0 needs the argument 'path' (--env-args path=...): a .z8 game or a folder of "
                 'them, e.g. gym.make("agentgym_budget/TextWorld-File-v0", path="games/").'
             )
-        EzPickle.__init__(self, path=path, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
-        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
+        options = {"split": split, "info_keys": info_keys, "render_mode": render_mode, "lean": lean}
+        EzPickle.__init__(self, path=path, **options)
+        super().__init__(**options)
         root = resolve_user_path(path, what="TextWorld-File-v0")
         if not root.exists():
             raise DataError(
