@@ -3,13 +3,15 @@
 The digest in every snapshot (:mod:`~agentgym_budget.snapshots.codec`) is an *unkeyed* BLAKE2b: it
 catches truncation and accidental corruption in transit, but anyone who edits a snapshot can
 recompute it, so it does not say who wrote the bytes. Restoring never runs code from a snapshot and
-every engine checks a state against its game before using it (a TextWorld state against its story:
-:mod:`~agentgym_budget.tasks.textworld.zstate`), so an edited snapshot is refused or yields some
+every layer checks its part before anything is set (a TextWorld state against its story,
+:mod:`~agentgym_budget.tasks.textworld.zstate`, and against a replay of its own actions,
+:mod:`~agentgym_budget.tasks.textworld.verify`), so an edited snapshot is refused or yields some
 *legal* state of the game, but a legal state chosen by someone else (a won game, a high score) is
 still possible. When snapshots travel through storage or a network you do not control, set a key:
 
 * :func:`use_key` (in every process), or the environment variable ``AGENTGYM_BUDGET_SNAPSHOT_KEY``
-  (e.g. in a Ray job's ``runtime_env``), read at each call.
+  (e.g. in a Ray job's ``runtime_env``), read at each call. An empty variable means no key (a warning
+  says so, once per process).
 
 With a key, every snapshot written is sealed: ``b"AGBSEAL\\0"``, an HMAC-SHA256 of the snapshot under
 the key (32 bytes), then the snapshot. Reading then requires a seal made with the same key; an
@@ -29,9 +31,11 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
+import warnings
 
 from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError
 
@@ -60,7 +64,19 @@ def current_key() -> bytes | None:
     if _key is not None:
         return _key
     value = os.environ.get(ENV_VAR)
+    if value == "":
+        _warn_empty()
     return value.encode("utf-8") if value else None
+
+
+@functools.cache
+def _warn_empty() -> None:
+    warnings.warn(
+        f"{ENV_VAR} is set but empty: an empty key means no key, so snapshots are neither sealed nor required to "
+        "be (unset it, or give it a secret value).",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _mac(data: bytes | memoryview, key: bytes) -> bytes:

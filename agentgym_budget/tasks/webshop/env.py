@@ -50,6 +50,7 @@ from gymnasium.utils import EzPickle
 from agentgym_budget.core.env import TextEnv, Turn
 from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.errors import DataError, InvalidOptionError, MissingDependencyError
+from agentgym_budget.snapshots.state import TextEnvState
 from agentgym_budget.storage.cache import cache_key
 from agentgym_budget.storage.safe_json import resolve_user_path
 from agentgym_budget.tasks.webshop.catalog import Catalog, Goal
@@ -64,7 +65,7 @@ from agentgym_budget.tasks.webshop.reward import (
     title_nouns,
 )
 from agentgym_budget.tasks.webshop.search import SearchIndex
-from agentgym_budget.tasks.webshop.session import Session, Shop
+from agentgym_budget.tasks.webshop.session import Session, Shop, check_session
 
 __all__ = ["WebShopDataEnv", "WebShopEnv", "WebShopEnvBase"]
 
@@ -163,6 +164,9 @@ class WebShopEnvBase(TextEnv):
 
     def _save_engine(self) -> Any:
         return self._session
+
+    def _verify_state(self, state: TextEnvState) -> None:
+        check_session(state.engine, len(self.shop.catalog))
 
     def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
         self._set_goal(task_id)

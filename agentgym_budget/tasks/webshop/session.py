@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from agentgym_budget.snapshots import schema
 from agentgym_budget.tasks.webshop.catalog import Catalog
 from agentgym_budget.tasks.webshop.search import SearchIndex
 
@@ -50,6 +51,8 @@ PREV_PAGE = "< prev"
 BUY_NOW = "buy now"
 SUB_PAGES: tuple[str, ...] = ("description", "features", "reviews")
 RESULTS_PER_PAGE = 10
+PAGES: frozenset[str] = frozenset({"search", "results", "item", "done", *SUB_PAGES})
+"""Every page a session can be on."""
 """Products per results page (WebShop's ``PRODUCT_WINDOW``)."""
 
 SEARCH_TEMPLATE = "search[<keywords>]"
@@ -105,6 +108,27 @@ class Session:
     def chosen(self) -> dict[str, str]:
         """Selected options, group -> value."""
         return dict(self.options)
+
+
+def check_session(session: object, products: int) -> None:
+    """Raise :class:`~agentgym_budget.errors.SnapshotMismatchError` unless ``session`` fits a catalog of ``products``.
+
+    A snapshot read without a key may hold any values: every field is checked for its type and range (pages
+    by name, product indices inside the catalog) before the session is used.
+    """
+    if not isinstance(session, Session):
+        raise schema.mismatch("the WebShop session", session, "a WebShop Session")
+    if session.page not in PAGES:
+        raise schema.mismatch("the WebShop page", session.page, f"one of {sorted(PAGES)}")
+    schema.text(session.keywords, "the WebShop search keywords")
+    schema.text(session.feedback, "the WebShop feedback")
+    for index in schema.sequence(session.results, "the WebShop results"):
+        schema.count(index, "a WebShop result", high=products - 1)
+    schema.count(session.results_page, "the WebShop results page", low=1, high=2**31 - 1)
+    schema.count(session.item, "the WebShop product", low=-1, high=products - 1)
+    for pair in schema.sequence(session.options, "the WebShop options"):
+        for value in schema.sequence(pair, "a WebShop option", 2):
+            schema.text(value, "a WebShop option")
 
 
 class Shop:
