@@ -5,7 +5,11 @@
 decoded state (a number, string, bytes, array, list or tuple anywhere in it) by another value, encodes
 the result (valid digest) and restores it. A restore may succeed or raise an agentgym-budget error;
 any other exception fails. After every case the genuine snapshot must replay the same continuation.
-The child prints ``{"family", "cases", "refused", "accepted"}``; a crash kills only the child.
+A restored forgery is then stepped (the continuation is played: each step returns or raises an
+agentgym-budget error). ``python -m tests.snapshot_fuzz FAMILY CASES fields`` instead forges every field
+of every part (each wrapper's part and the base env's record, one level into its engine record), CASES
+hypothesis values each. The child prints ``{"family", "cases", "refused", "accepted"}``; a crash kills
+only the child.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from agentgym_budget.errors import AgentGymBudgetError
 from agentgym_budget.snapshots.state import EnvState
 from tests.travel_helpers import FAMILIES, _plan, _play
 
-__all__ = ["leaves", "main", "replace_leaf"]
+__all__ = ["fields", "leaves", "main", "replace_leaf"]
 
 _LEAF = (bool, int, float, str, bytes, np.ndarray, type(None))
 
@@ -41,6 +45,23 @@ def leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     if isinstance(value, list | tuple):
         return [path] + [p for i, v in enumerate(value) for p in leaves(v, (*path, i))]
     return [path]
+
+
+def fields(state: EnvState) -> list[tuple[Any, ...]]:
+    """Paths of every field of every part of ``state``, and of the fields of the records the base part holds."""
+    paths: list[tuple[Any, ...]] = []
+    for index, part in enumerate(state.parts):
+        if dataclasses.is_dataclass(part):
+            for f in dataclasses.fields(part):
+                value = getattr(part, f.name)
+                paths.append(("parts", index, f.name))
+                if dataclasses.is_dataclass(value):
+                    paths += [("parts", index, f.name, g.name) for g in dataclasses.fields(value)]
+        elif isinstance(part, dict):
+            paths += [("parts", index, ("key", key)) for key in part]
+        elif isinstance(part, tuple | list):
+            paths += [("parts", index, i) for i in range(len(part))]
+    return paths
 
 
 def replace_leaf(value: Any, path: tuple[Any, ...], new: Any) -> Any:
@@ -77,8 +98,8 @@ _NEW = st.one_of(
 )
 
 
-def run(family: str, cases: int) -> dict[str, Any]:
-    """Fuzz ``cases`` restores of ``family`` (see the module docstring)."""
+def run(family: str, cases: int, every_field: bool = False) -> dict[str, Any]:
+    """Fuzz ``cases`` restores of ``family`` (``every_field``: ``cases`` per field; see the module docstring)."""
     make, reset_args = FAMILIES[family]
     env = make()
     _, info = env.reset(**reset_args)
@@ -88,7 +109,7 @@ def run(family: str, cases: int) -> dict[str, Any]:
     env.restore(EnvState.from_bytes(genuine))
     expected = _play(env, continuation)
     decoded = EnvState.from_bytes(genuine)
-    paths = leaves(decoded)
+    paths = fields(decoded) if every_field else leaves(decoded)
     counts = {"refused": 0, "accepted": 0}
     trace = bool(os.environ.get("SNAPSHOT_FUZZ_TRACE"))  # print each case before it runs (to find a crash)
 
@@ -108,17 +129,36 @@ def run(family: str, cases: int) -> dict[str, Any]:
             counts["accepted"] += 1
         except AgentGymBudgetError:
             counts["refused"] += 1
+        else:
+            _step_forgery(env, continuation)
         env.restore(EnvState.from_bytes(genuine))
         assert _play(env, continuation) == expected, f"genuine replay changed after {path} = {new!r:.80}"
 
-    case()
-    return {"family": family, "cases": cases, **counts}
+    if not every_field:
+        case()
+        return {"family": family, "cases": cases, **counts}
+    for path in paths:
+        settings(
+            max_examples=cases, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+        )(given(st.just(path), _NEW)(case.hypothesis.inner_test))()
+    return {"family": family, "cases": cases * len(paths), "fields": len(paths), **counts}
+
+
+def _step_forgery(env: Any, continuation: list[Any]) -> None:
+    """Play ``continuation`` on a restored forgery: each step returns or raises an agentgym-budget error."""
+    for action in continuation:
+        try:
+            result = env.step(action)
+        except AgentGymBudgetError:
+            return
+        if result[2] or result[3]:
+            return
 
 
 def main() -> None:
     """``python -m tests.snapshot_fuzz FAMILY CASES``."""
     warnings.simplefilter("ignore")
-    print(json.dumps(run(sys.argv[1], int(sys.argv[2]))))
+    print(json.dumps(run(sys.argv[1], int(sys.argv[2]), every_field=sys.argv[3:] == ["fields"])))
 
 
 if __name__ == "__main__":

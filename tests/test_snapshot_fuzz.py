@@ -31,3 +31,21 @@ def test_fuzzed_snapshots_restore_or_raise_typed_errors(family):
     assert result.returncode == 0, f"child exited with {result.returncode}: {result.stderr[-3000:]}"
     counts = json.loads(result.stdout.strip().splitlines()[-1])
     assert counts["refused"] > 0, counts  # the fuzzer reached fields the env checks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["textworld", "alfworld", "webshop"])
+def test_every_field_of_every_part_forged_restores_or_is_refused_and_then_steps(family):
+    """Each field of each part (wrappers' and the base env's, one level into its engine record) is forged twice,
+    restored, stepped, and followed by the genuine snapshot's replay (issue 38)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.snapshot_fuzz", family, "2", "fields"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert result.returncode == 0, f"child exited with {result.returncode}: {result.stderr[-3000:]}"
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    assert counts["fields"] >= 8 and counts["refused"] > counts["accepted"], counts
