@@ -47,6 +47,7 @@ from gymnasium.utils import EzPickle
 from agentgym_budget.core.env import TextEnv, Turn
 from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.errors import InvalidOptionError, MissingDependencyError
+from agentgym_budget.snapshots import schema
 from agentgym_budget.tasks.alfworld import data as official
 from agentgym_budget.tasks.alfworld import generator
 from agentgym_budget.tasks.alfworld.portable import PortableAlfworldEnvState
@@ -74,6 +75,10 @@ def _require_alfworld(feature: str = "ALFWorld-v0") -> None:
         import fast_downward  # noqa: F401
     except ImportError as err:
         raise MissingDependencyError.for_extra("alfworld", "alfworld", feature) from err
+
+
+MAX_REPLAYED_COMMANDS = 1000
+"""The most commands a snapshot whose expert is rebuilt by replay may hold (restoring it replays them)."""
 
 
 def sanitize_command(action: str) -> str:
@@ -299,6 +304,19 @@ class ALFWorldEnv(TextEnv):
     def _save_engine(self) -> Any:
         expert = self._handcoded.copy() if self._handcoded is not None else None
         return _Snapshot(self._engine.save(), tuple(self._commands), expert, self._goal)
+
+    def _verify_state(self, state: Any) -> None:
+        engine = state.engine
+        if not isinstance(engine, PortableAlfworldEnvState):
+            return  # taken in this process
+        commands = schema.sequence(engine.commands, "the ALFWorld command log")
+        if len(commands) > len(state.actions) or not all(isinstance(c, str) for c in commands):
+            raise schema.mismatch("the ALFWorld command log", commands, "at most one str per action of the episode")
+        schema.text(engine.goal, "the ALFWorld goal")
+        if schema.boolean(engine.handcoded, "the ALFWorld expert flag") and len(commands) > MAX_REPLAYED_COMMANDS:
+            raise schema.mismatch(
+                "the ALFWorld command log", f"{len(commands)} commands", f"at most {MAX_REPLAYED_COMMANDS} to replay"
+            )
 
     def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
         path = self._game_path(task_id)
