@@ -17,11 +17,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", ["textworld", "alfworld", "webshop"])
-def test_fuzzed_snapshots_restore_or_raise_typed_errors(family):
+def _fuzz(family: str, *args: str) -> dict:
+    """The counts printed by ``python -m tests.snapshot_fuzz FAMILY ARGS`` in a child process."""
     result = subprocess.run(
-        [sys.executable, "-m", "tests.snapshot_fuzz", family, "30"],
+        [sys.executable, "-m", "tests.snapshot_fuzz", family, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -29,7 +28,13 @@ def test_fuzzed_snapshots_restore_or_raise_typed_errors(family):
         env={**os.environ, "PYTHONWARNINGS": "ignore"},
     )
     assert result.returncode == 0, f"child exited with {result.returncode}: {result.stderr[-3000:]}"
-    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["textworld", "alfworld", "webshop"])
+def test_fuzzed_snapshots_restore_or_raise_typed_errors(family):
+    counts = _fuzz(family, "30")
     assert counts["refused"] > 0, counts  # the fuzzer reached fields the env checks
 
 
@@ -38,14 +43,5 @@ def test_fuzzed_snapshots_restore_or_raise_typed_errors(family):
 def test_every_field_of_every_part_forged_restores_or_is_refused_and_then_steps(family):
     """Each field of each part (wrappers' and the base env's, one level into its engine record) is forged twice,
     restored, stepped, and followed by the genuine snapshot's replay (issue 38)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "tests.snapshot_fuzz", family, "2", "fields"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
-    assert result.returncode == 0, f"child exited with {result.returncode}: {result.stderr[-3000:]}"
-    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    counts = _fuzz(family, "2", "fields")
     assert counts["fields"] >= 8 and counts["refused"] > counts["accepted"], counts
