@@ -69,22 +69,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import EzPickle
 
+from agentgym_budget.core import _env_support as support
 from agentgym_budget.core import text
-from agentgym_budget.core._env_support import (
-    check_episode_fields,
-    check_restorable,
-    fresh_spaces,
-    generator_at,
-    select_task,
-)
 from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
 from agentgym_budget.core.turn import Turn, turn_info
-from agentgym_budget.errors import (
-    EpisodeOverError,
-    InvalidActionError,
-    InvalidOptionError,
-    UnknownSplitError,
-)
+from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidOptionError, UnknownSplitError
 from agentgym_budget.snapshots.state import TextEnvState
 
 __all__ = ["TextEnv"]
@@ -126,7 +115,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         self.split = split
         self.render_mode = render_mode
         self.info_keys = resolve_info_keys(info_keys, self.optional_info_keys, type(self).__name__)
-        self.observation_space, self.action_space = fresh_spaces()
+        self.observation_space, self.action_space = support.fresh_spaces()
         self._task_ids: tuple[str, ...] | None = None
         self._task_positions: dict[str, int] | None = None
         self._pending_rng: Mapping[str, Any] | None = None
@@ -166,10 +155,9 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         raise NotImplementedError
 
     def _verify_state(self, state: TextEnvState) -> None:
-        """Raise :class:`~agentgym_budget.errors.SnapshotMismatchError` if a checked ``state`` must not be restored.
+        """Raise ``SnapshotMismatchError`` if ``state`` (checked by :meth:`check_state`) is not one to restore.
 
-        Called by :meth:`set_state` after :meth:`check_state` and before anything changes; families whose engine
-        states cannot be checked field by field check them here (TextWorld: :mod:`~agentgym_budget.tasks.textworld.verify`).
+        Called before anything changes; families check their engine states here (TextWorld: ``.verify``).
         """
 
     def _share_engine(self, twin: TextEnv) -> None:
@@ -204,7 +192,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         """The env's random generator (as Gymnasium's; a restored state's generator is built on first use)."""
         pending = self.__dict__.get("_pending_rng")
         if pending is not None:
-            self._np_random, self._pending_rng = generator_at(pending), None
+            self._np_random, self._pending_rng = support.generator_at(pending), None
         return gym.Env.np_random.fget(self)
 
     @np_random.setter
@@ -316,10 +304,10 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
 
     def check_state(self, state: object) -> None:
         """Raise :class:`~agentgym_budget.errors.SnapshotMismatchError` if ``state`` cannot be restored into this env."""
-        check_restorable(
+        support.check_restorable(
             state, env_name=self.name, env_key=self.env_key, task_index=self._task_index(), split=self.split
         )
-        check_episode_fields(state, max_replay=self.max_replay_actions)
+        support.check_episode_fields(state, max_replay=self.max_replay_actions)
 
     def prepare_task(self, task_id: str) -> None:
         """Generate or load what ``task_id`` needs into the cache, so its first episode does not wait for it.
@@ -372,7 +360,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         return self._task_positions
 
     def _select_task(self, options: Mapping[str, Any] | None) -> str:
-        return select_task(
+        return support.select_task(
             options,
             self.task_ids,
             self._task_index(),

@@ -82,26 +82,20 @@ def load_game(z8_path: str) -> Game:
         ) from err
 
 
-_GAME_FIELDS = {"KB": dict, "world": list | dict, "grammar": dict, "quests": list, "infos": list}
-_OPTIONAL_GAME_FIELDS = {"metadata": dict, "objective": str | type(None), "version": int}
+_GAME_FIELDS = {"KB": (dict,), "world": (list, dict), "grammar": (dict,), "quests": (list,), "infos": (list,)}
+_OPTIONAL_GAME_FIELDS = {"metadata": (dict,), "objective": (str, type(None)), "version": (int,)}
+_JSON_KINDS = {dict: "object", list: "array", str: "string", int: "integer", type(None): "null"}
 
 
 def _parse(json_path: str) -> tuple[Game, int]:
     data = read_json_file(json_path, what="TextWorld game data", expected=dict)
     for name, kinds in (*_GAME_FIELDS.items(), *_OPTIONAL_GAME_FIELDS.items()):
-        if name not in data and name in _OPTIONAL_GAME_FIELDS:
-            continue
-        if not isinstance(data.get(name), kinds):
+        if (name in data or name in _GAME_FIELDS) and not isinstance(data.get(name), kinds):
             raise DataError(
                 f"TextWorld game data {json_path}: its {name!r} is {type(data.get(name)).__name__} "
-                f"({data.get(name)!r:.40}); expected a JSON {_json_kind(kinds)}."
+                f"({data.get(name)!r:.40}); expected a JSON {' or '.join(_JSON_KINDS[k] for k in kinds)}."
             )
     return Game.deserialize(data), 3 * os.path.getsize(json_path) + _GAME_FIXED_BYTES
-
-
-def _json_kind(kinds: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", int: "integer", type(None): "null"}
-    return " or ".join(names[kind] for kind in getattr(kinds, "__args__", (kinds,)))
 
 
 def _detect_extra_infos(text: str, tracked: list[str]) -> tuple[dict[str, str | None], str]:
