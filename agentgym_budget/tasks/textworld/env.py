@@ -33,7 +33,8 @@ follows the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specific
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -210,14 +211,39 @@ def _seed_and_split(task_id: str) -> tuple[int, str]:
     return seed, next(name for name, seeds in games.SPLIT_SEEDS.items() if seed in seeds)
 
 
+def _options(split: str, info_keys: Any, render_mode: str | None, lean: bool) -> dict[str, Any]:
+    """The keyword arguments every TextWorld env takes, as one dict (for ``EzPickle`` and the base class)."""
+    return {"split": split, "info_keys": info_keys, "render_mode": render_mode, "lean": lean}
+
+
+_OPTIONS = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+    for name, default, annotation in (
+        ("split", "train", "str"),
+        ("info_keys", None, "Any"),
+        ("render_mode", None, "str | None"),
+        ("lean", False, "bool"),
+    )
+]
+
+
+def _keyword_options(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` (taking ``**options``) with the signature that names them (what ``gym.make`` callers see)."""
+    signature = inspect.signature(init)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    init.__signature__ = signature.replace(parameters=[*own, *_OPTIONS])
+    return init
+
+
 class CookingEnv(GeneratedGameEnv):
-    """``TextWorld-Cooking-v0``: cook a recipe (First TextWorld Problems style), ``difficulty`` 1-7.
+    """``TextWorld-Cooking-v0``: cook a recipe (First TextWorld Problems style), ``difficulty`` 1-7."""
 
-    ``options``: ``split``, ``info_keys``, ``render_mode``, ``lean`` (see :class:`TextWorldEnv`); the same for the
-    other generated-game envs.
-    """
-
-    def __init__(self, difficulty: int = 3, **options: Any):
+    @_keyword_options
+    def __init__(
+        self,
+        difficulty: int = 3,
+        **options: Any,
+    ):
         EzPickle.__init__(self, difficulty=difficulty, **options)
         super().__init__(games.cooking_recipe(difficulty), f"cooking-d{difficulty}", **options)
 
@@ -225,7 +251,12 @@ class CookingEnv(GeneratedGameEnv):
 class CoinCollectorEnv(GeneratedGameEnv):
     """``TextWorld-CoinCollector-v0``: navigate to a coin and take it, ``level`` 1-300."""
 
-    def __init__(self, level: int = 5, **options: Any):
+    @_keyword_options
+    def __init__(
+        self,
+        level: int = 5,
+        **options: Any,
+    ):
         EzPickle.__init__(self, level=level, **options)
         super().__init__(games.coin_collector_recipe(level), f"coin-l{level}", **options)
 
@@ -233,7 +264,12 @@ class CoinCollectorEnv(GeneratedGameEnv):
 class TreasureHunterEnv(GeneratedGameEnv):
     """``TextWorld-TreasureHunter-v0``: find the named treasure among distractors, ``level`` 1-30."""
 
-    def __init__(self, level: int = 5, **options: Any):
+    @_keyword_options
+    def __init__(
+        self,
+        level: int = 5,
+        **options: Any,
+    ):
         EzPickle.__init__(self, level=level, **options)
         super().__init__(games.treasure_hunter_recipe(level), f"treasure-l{level}", **options)
 
@@ -241,7 +277,13 @@ class TreasureHunterEnv(GeneratedGameEnv):
 class SimpleEnv(GeneratedGameEnv):
     """``TextWorld-Simple-v0``: TextWorld's simple house game (``rewards``, ``goal`` verbosity)."""
 
-    def __init__(self, rewards: str = "dense", goal: str = "detailed", **options: Any):
+    @_keyword_options
+    def __init__(
+        self,
+        rewards: str = "dense",
+        goal: str = "detailed",
+        **options: Any,
+    ):
         EzPickle.__init__(self, rewards=rewards, goal=goal, **options)
         super().__init__(games.simple_recipe(rewards, goal), f"simple-{rewards}-{goal}", **options)
 
@@ -249,8 +291,14 @@ class SimpleEnv(GeneratedGameEnv):
 class CustomEnv(GeneratedGameEnv):
     """``TextWorld-Custom-v0``: random worlds of ``world_size`` rooms, ``nb_objects`` objects, a quest."""
 
+    @_keyword_options
     def __init__(
-        self, world_size: int = 5, nb_objects: int = 10, quest_length: int = 5, quest_breadth: int = 1, **options: Any
+        self,
+        world_size: int = 5,
+        nb_objects: int = 10,
+        quest_length: int = 5,
+        quest_breadth: int = 1,
+        **options: Any,
     ):
         sizes = (world_size, nb_objects, quest_length, quest_breadth)
         EzPickle.__init__(self, *sizes, **options)
@@ -285,7 +333,7 @@ class FileEnv(TextWorldEnv):
                 "TextWorld-File-v0 needs the argument 'path' (--env-args path=...): a .z8 game or a folder of "
                 'them, e.g. gym.make("agentgym_budget/TextWorld-File-v0", path="games/").'
             )
-        options = {"split": split, "info_keys": info_keys, "render_mode": render_mode, "lean": lean}
+        options = _options(split, info_keys, render_mode, lean)
         EzPickle.__init__(self, path=path, **options)
         super().__init__(**options)
         root = resolve_user_path(path, what="TextWorld-File-v0")
