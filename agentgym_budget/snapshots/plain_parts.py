@@ -27,7 +27,7 @@ from typing import Any
 from agentgym_budget.errors import SnapshotMismatchError
 from agentgym_budget.snapshots import schema
 
-__all__ = ["FIELD_RULES", "check_plain_field"]
+__all__: list[str] = []  # used by the snapshot stack only
 
 
 def _optional_count(value: Any, name: str, current: Any) -> Any:

@@ -25,7 +25,7 @@ import numpy as np
 
 from agentgym_budget.errors import SnapshotMismatchError
 
-__all__ = ["boolean", "count", "fields", "finite", "generator_state", "mismatch", "sequence", "text"]
+__all__: list[str] = []  # used across rooms, but not part of the public API
 
 _BIT_GENERATORS = {
     "PCG64": np.random.PCG64,

@@ -36,7 +36,7 @@ from agentgym_budget.tasks.textworld.commands import check_command
 from agentgym_budget.tasks.textworld.engine import TextWorldEngine
 from agentgym_budget.tasks.textworld.portable import PortableTextWorldState
 
-__all__ = ["MAX_REPLAYED_ACTIONS", "check_portable_fields", "verify_by_replay"]
+__all__: list[str] = []  # used by the TextWorld env only
 
 MAX_REPLAYED_ACTIONS = 1000
 """The most actions an unsealed TextWorld state may hold (restoring it replays them all)."""
