@@ -83,10 +83,12 @@ def episode_fields(fields: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> 
             )
         if value is None:
             continue
-        if key == "task" and (isinstance(value, bool) or not isinstance(value, (str, numbers.Integral))):
-            raise InvalidOptionError(f"Episode field 'task' must be a task id (str) or index (int), got {value!r}.")
-        if key == "seed" and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-            raise InvalidOptionError(f"Episode field 'seed' must be an integer, got {value!r}.")
+        if key == "task" and (isinstance(value, bool) or not isinstance(value, (str, numbers.Integral)) or value < 0):
+            raise InvalidOptionError(
+                f"Episode field 'task' must be a task id (str) or an index (int >= 0), got {value!r}."
+            )
+        if key == "seed" and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0):
+            raise InvalidOptionError(f"Episode field 'seed' must be a non-negative integer, got {value!r}.")
         if key == "max_turns":
             value = validate_budget(value, "in the episode field 'max_turns'")
         if key == "show_budget":
