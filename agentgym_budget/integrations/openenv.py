@@ -18,6 +18,8 @@ threads of one process, up to ``max_sessions`` at once). The wire format:
   ``metadata``, which some OpenEnv versions drop on the wire.
 * **State** ``BudgetState``: ``episode_id`` (the client's, else a fresh random hex id per reset), ``step_count``, ``env``, ``task_id``, ``seed``,
   ``max_turns``, ``turn``, ``total_reward``, ``done``, ``won``.
+* **Routes**: OpenEnv's ``/reset``, ``/step``, ``/state``, ``/ws``, ``/metadata``, ``/schema``,
+  ``/health`` and task routes; not its ``/mcp`` routes (these envs have no MCP tools).
 * **Errors**: a bad request gets an error frame whose message names the error class and says what
   was expected (``InvalidOptionError: Unknown episode field 'max_turn'. Did you mean ...``); a
   stepped finished episode answers ``EpisodeOverError``. :class:`RemoteSession` raises the same
@@ -116,6 +118,8 @@ def create_app(
         env_name="agentgym_budget",
         state_cls=classes.BudgetState,
     )
+    # MCP routes: these envs have no MCP tools, and an HTTP MCP session would hold an env past its request
+    app.router.routes[:] = [route for route in app.router.routes if getattr(route, "path", None) != "/mcp"]
     app.add_middleware(ServerLimits, **limits)  # limits on every route (.server_limits)
     return app
 

@@ -54,7 +54,8 @@ class SessionPool:
         return EpisodeSession(self.config)
 
     def release(self, session: EpisodeSession) -> None:
-        """Give back a session from :meth:`acquire` (its episode is dropped when it is handed out again)."""
+        """Give back a session from :meth:`acquire`; its episode is dropped now (an idle session holds no commands)."""
+        session.forget()
         with self._lock:
             if len(self._idle) < self.max_idle:
                 self._idle.append(session)

@@ -1,18 +1,25 @@
 """Limits the ``serve`` server holds on every route, as one ASGI middleware in front of OpenEnv's app.
 
-OpenEnv's app counts WebSocket sessions only; its HTTP ``/reset`` and ``/step`` build an env per
-request, answer 500 in plain text when a step fails, and its WebSocket loop closes the connection
-on a frame that is JSON but not an object. :class:`ServerLimits` wraps the app:
+OpenEnv's app counts WebSocket sessions only; its HTTP routes build an env per request, answer 500
+in plain text when a step fails or a body holds ``NaN``, and its WebSocket loop closes the
+connection on a binary frame or one nested past Python's recursion limit. :class:`ServerLimits`
+wraps the app:
 
-* **Sessions** (``max_sessions``): one count for open WebSocket sessions *and* HTTP requests to the
-  env routes in progress. When full, HTTP answers ``503`` with a JSON error and a WebSocket gets an
-  error frame (code ``CAPACITY_REACHED``) and is closed before any env is built.
+* **Sessions** (``max_sessions``): one count for open WebSockets *and* HTTP requests in progress on
+  every route but :data:`FREE_ROUTES` (which build no env), taken when the request arrives, before
+  its body is read. When full, HTTP answers ``503`` with a JSON error and a WebSocket gets an error
+  frame (code ``CAPACITY_REACHED``) and is closed before any env is built.
 * **Size** (``max_message_bytes``): an HTTP body or WebSocket frame longer than this is refused
   (``413`` / an error frame, the session kept) before it is parsed.
+* **Strict JSON**: every body and frame is parsed by
+  :func:`~agentgym_budget.integrations.wire_json.loads_wire` first; non-finite numbers, integers
+  outside 64 bits, nesting past 32 levels, lone surrogates and text that is not UTF-8 JSON answer
+  ``400`` (``{"error": "WireJSONError", ...}``) or an ``INVALID_JSON`` error frame. A binary frame,
+  or a frame that is not a JSON object, gets a ``VALIDATION_ERROR`` frame. A ``POST /reset`` body's
+  episode fields are checked here, without the web framework's coercions (``true`` is not a seed).
 * **Bad requests**: an agentgym-budget error raised by a route (a step before reset, a bad action)
   answers ``400`` (``409`` for a step with no episode) with ``{"error": type, "message": text}``,
-  never ``500``; a WebSocket frame that is not a JSON object gets an error frame and the session
-  goes on.
+  never ``500``. After any error frame the WebSocket session goes on.
 * **Idle sessions** (``idle_timeout`` seconds): a WebSocket that sends nothing for that long is
   closed (code 1001) and its session released.
 
@@ -31,8 +38,10 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from agentgym_budget.errors import AgentGymBudgetError, EpisodeOverError, InvalidOptionError
+from agentgym_budget.integrations.session_config import episode_fields
+from agentgym_budget.integrations.wire_json import WireJSONError, loads_wire
 
-__all__ = ["ENV_ROUTES", "IDLE_TIMEOUT", "MAX_MESSAGE_BYTES", "ServerLimits"]
+__all__ = ["FREE_ROUTES", "IDLE_TIMEOUT", "MAX_MESSAGE_BYTES", "ServerLimits"]
 
 MAX_MESSAGE_BYTES = 1 << 20
 """Largest HTTP body or WebSocket frame read (1 MiB: an action is at most 65,536 characters)."""
@@ -40,7 +49,8 @@ MAX_MESSAGE_BYTES = 1 << 20
 IDLE_TIMEOUT = 600.0
 """Seconds a WebSocket session may stay silent before it is closed."""
 
-ENV_ROUTES = frozenset({"/reset", "/step", "/state"})
+FREE_ROUTES = frozenset({"/health", "/schema", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+"""HTTP routes that build no env and so take no session; every other request (and every WebSocket) takes one."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -69,12 +79,25 @@ def _typed_cause(err: BaseException | None) -> AgentGymBudgetError | None:
     return None
 
 
+def _body_problem(path: str, body: bytes) -> AgentGymBudgetError | None:
+    """Why a request body is refused before the app sees it: not strict JSON, or bad ``/reset`` fields."""
+    if not body.strip():
+        return None
+    try:
+        value = loads_wire(body)
+        if path == "/reset" and isinstance(value, dict):
+            episode_fields({key: item for key, item in value.items() if key != "episode_id"})
+    except AgentGymBudgetError as err:
+        return err
+    return None
+
+
 class ServerLimits:
     """ASGI middleware holding the server's limits (see the module docstring).
 
     Args:
         app: The ASGI app to wrap.
-        max_sessions: Concurrent sessions (WebSocket sessions plus HTTP env requests in progress).
+        max_sessions: Concurrent sessions (WebSockets plus HTTP requests in progress outside :data:`FREE_ROUTES`).
         max_message_bytes: Largest HTTP body or WebSocket frame.
         idle_timeout: Seconds of silence after which a WebSocket session is closed.
 
@@ -100,9 +123,9 @@ class ServerLimits:
         self.active = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket" and scope.get("path") == "/ws":
+        if scope["type"] == "websocket":
             await self._websocket(scope, receive, send)
-        elif scope["type"] == "http" and scope.get("path") in ENV_ROUTES:
+        elif scope["type"] == "http" and scope.get("path") not in FREE_ROUTES:
             await self._http(scope, receive, send)
         else:
             await self.app(scope, receive, send)
@@ -114,11 +137,22 @@ class ServerLimits:
                 send, 503, "CapacityReached", f"All {self.max_sessions} sessions are in use; retry later."
             )
             return
+        self.active += 1  # taken before the body is read: a slow body holds its place
+        try:
+            await self._http_request(scope, receive, send)
+        finally:
+            self.active -= 1
+
+    async def _http_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await self._read_body(receive)
         if body is None:
             await _json_response(
                 send, 413, "MessageTooLarge", f"Request bodies may hold at most {self.max_message_bytes:,} bytes."
             )
+            return
+        problem = _body_problem(scope.get("path", ""), body)
+        if problem is not None:
+            await _json_response(send, 400, type(problem).__name__, str(problem))
             return
         delivered = False
 
@@ -136,7 +170,6 @@ class ServerLimits:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        self.active += 1
         try:
             await self.app(scope, replay, tracked_send)
         except Exception as err:
@@ -145,8 +178,6 @@ class ServerLimits:
                 raise
             status = 409 if isinstance(cause, EpisodeOverError) else 400
             await _json_response(send, status, type(cause).__name__, str(cause))
-        finally:
-            self.active -= 1
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         chunks, size = [], 0
@@ -194,25 +225,33 @@ class ServerLimits:
                 problem = self._frame_problem(message)
                 if problem is None:
                     return message
-                await send(_error_frame(problem, "VALIDATION_ERROR"))
+                await send(_error_frame(*problem))
 
         return guarded
 
-    def _frame_problem(self, message: Message) -> str | None:
+    def _frame_problem(self, message: Message) -> tuple[str, str] | None:
+        """``(message, code)`` of the error frame that answers ``message`` instead of the app, if any."""
         if message.get("type") != "websocket.receive":
             return None
-        text, data = message.get("text"), message.get("bytes")
-        raw = text if text is not None else data or b""
-        size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
+        text = message.get("text")
+        if text is None:
+            size = len(message.get("bytes") or b"")
+            problem = f"Binary frames are not read ({size:,} bytes); send JSON text frames. The session goes on."
+            return problem, "VALIDATION_ERROR"
+        size = len(text.encode("utf-8", "surrogatepass"))
         if size > self.max_message_bytes:
-            return f"Frames may hold at most {self.max_message_bytes:,} bytes; this one held {size:,}. The session goes on."
+            return (
+                f"Frames may hold at most {self.max_message_bytes:,} bytes; this one held {size:,}. The session goes on.",
+                "VALIDATION_ERROR",
+            )
         try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            return None  # not JSON: the app's own INVALID_JSON error frame
+            value = loads_wire(text)
+        except WireJSONError as err:
+            return f"{err} The session goes on.", "INVALID_JSON"
         if not isinstance(value, dict):
             return (
                 f'Expected a JSON object such as {{"type": "step", "data": {{...}}}}, got a JSON '
-                f"{type(value).__name__}. The session goes on."
+                f"{type(value).__name__}. The session goes on.",
+                "VALIDATION_ERROR",
             )
         return None

@@ -54,6 +54,11 @@ def _boolean(value: object, what: str) -> bool:
     return value
 
 
+def _index(value: object) -> bool:
+    """``value`` is an integer >= 0 and not a bool (JSON ``true`` is no seed, ``-1`` no task index on the wire)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+
+
 def episode_fields(fields: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> dict[str, Any]:
     """Validate the per-episode fields of a dataset row or a reset call (see :data:`EPISODE_FIELDS`).
 
@@ -83,10 +88,12 @@ def episode_fields(fields: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> 
             )
         if value is None:
             continue
-        if key == "task" and (isinstance(value, bool) or not isinstance(value, (str, numbers.Integral))):
-            raise InvalidOptionError(f"Episode field 'task' must be a task id (str) or index (int), got {value!r}.")
-        if key == "seed" and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-            raise InvalidOptionError(f"Episode field 'seed' must be an integer, got {value!r}.")
+        if key == "task" and not isinstance(value, str) and not _index(value):
+            raise InvalidOptionError(
+                f"Episode field 'task' must be a task id (str) or index (int >= 0), got {value!r}."
+            )
+        if key == "seed" and not _index(value):
+            raise InvalidOptionError(f"Episode field 'seed' must be an integer >= 0, got {value!r}.")
         if key == "max_turns":
             value = validate_budget(value, "in the episode field 'max_turns'")
         if key == "show_budget":

@@ -95,6 +95,25 @@ def resolve_user_path(path: str | os.PathLike[str], *, what: str) -> Path:
         raise DataError(f"{what}: cannot resolve {path} ({reason}).") from err
 
 
+def stat_regular_file(path: str | os.PathLike[str], *, what: str) -> os.stat_result:
+    """``os.stat(path)`` of a regular file; a missing file, symlink loop, FIFO, device or folder is a :class:`DataError`.
+
+    Example:
+        >>> stat_regular_file("/dev/null", what="test data")
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.DataError: test data: /dev/null is not a regular file (a FIFO, socket, device or folder); expected a file.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        reason = "a symlink loop" if err.errno == errno.ELOOP else err.strerror or type(err).__name__
+        raise DataError(f"{what}: cannot open {path} ({reason}).") from err
+    if not stat.S_ISREG(info.st_mode):
+        raise DataError(f"{what}: {path} is not a regular file (a FIFO, socket, device or folder); expected a file.")
+    return info
+
+
 def read_regular_file(path: str | os.PathLike[str], *, what: str, max_bytes: int = MAX_BYTES) -> bytes:
     """The bytes of ``path``, which must be a regular file of at most ``max_bytes`` bytes (never blocks on a FIFO).
 

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import DataError, InvalidOptionError
-from agentgym_budget.storage.safe_json import resolve_user_path
+from agentgym_budget.storage.safe_json import resolve_user_path, stat_regular_file
 from agentgym_budget.tasks.webshop._data_records import (
     check_string_list,
     read_data_json,
@@ -140,8 +140,8 @@ def data_fingerprint(root: Path, goals: str, num_products: int | None) -> dict[s
         )
     stats = {}
     for role, path in sorted(find_data_files(root, goals).items()):
-        stat = path.stat()
-        stats[role] = [str(path), stat.st_size, stat.st_mtime_ns]
+        info = stat_regular_file(path, what="WebShop data")
+        stats[role] = [str(path), info.st_size, info.st_mtime_ns]
     return {
         "source": "webshop-data",
         "version": LOADER_VERSION,

@@ -98,6 +98,9 @@ def shared_catalog(key: tuple[Any, ...], load: Callable[[], Catalog]) -> tuple[C
         return entry
 
 
+_VIEW_ARGUMENTS = ("observation_format", "search_anywhere", "split", "info_keys", "render_mode")
+
+
 class WebShopEnvBase(TextEnv):
     """Plays WebShop sessions on a catalog; subclasses say where the catalog comes from."""
 
@@ -143,6 +146,16 @@ class WebShopEnvBase(TextEnv):
         self._texts: dict[int, ProductText] = {}
 
     # ------------------------------------------------------------------ hooks
+    def _open(
+        self, source: dict[str, Any], view: tuple[Any, ...], key: tuple[Any, ...], load: Callable[[], Catalog]
+    ) -> None:
+        """A subclass's constructor: records ``source`` (its own arguments) and ``view`` (the arguments of
+        :data:`_VIEW_ARGUMENTS`, in order) for pickling, then opens the catalog shared under ``key``."""
+        options = dict(zip(_VIEW_ARGUMENTS, view, strict=True))
+        EzPickle.__init__(self, **source, **options)
+        catalog, index = shared_catalog(key, load)
+        WebShopEnvBase.__init__(self, catalog, index, **options)
+
     def _config(self) -> Mapping[str, Any]:
         return {
             "catalog": dict(self.catalog.fingerprint),
@@ -277,26 +290,10 @@ class WebShopEnv(WebShopEnvBase):
         info_keys: Any = None,
         render_mode: str | None = None,
     ) -> None:
-        EzPickle.__init__(
-            self,
-            num_products=num_products,
-            catalog_seed=catalog_seed,
-            observation_format=observation_format,
-            search_anywhere=search_anywhere,
-            split=split,
-            info_keys=info_keys,
-            render_mode=render_mode,
-        )
-        key = ("generated", num_products, catalog_seed)
-        catalog, index = shared_catalog(key, lambda: cached_catalog(num_products, catalog_seed))
-        super().__init__(
-            catalog,
-            index,
-            observation_format=observation_format,
-            search_anywhere=search_anywhere,
-            split=split,
-            info_keys=info_keys,
-            render_mode=render_mode,
+        view = (observation_format, search_anywhere, split, info_keys, render_mode)
+        source = {"num_products": num_products, "catalog_seed": catalog_seed}
+        self._open(
+            source, view, ("generated", num_products, catalog_seed), lambda: cached_catalog(num_products, catalog_seed)
         )
 
 
@@ -348,17 +345,6 @@ class WebShopDataEnv(WebShopEnvBase):
         info_keys: Any = None,
         render_mode: str | None = None,
     ) -> None:
-        EzPickle.__init__(
-            self,
-            data_dir=data_dir,
-            goals=goals,
-            num_products=num_products,
-            observation_format=observation_format,
-            search_anywhere=search_anywhere,
-            split=split,
-            info_keys=info_keys,
-            render_mode=render_mode,
-        )
         from agentgym_budget.tasks.webshop.data import data_fingerprint, load_webshop_data
 
         _require_webshop_extra("WebShop-Data-v0")  # before any argument check: a missing extra is named first
@@ -369,13 +355,6 @@ class WebShopDataEnv(WebShopEnvBase):
             )
         root = resolve_user_path(data_dir, what="WebShop data")
         key = ("data", cache_key(data_fingerprint(root, goals, num_products)))
-        catalog, index = shared_catalog(key, lambda: load_webshop_data(root, goals=goals, num_products=num_products))
-        super().__init__(
-            catalog,
-            index,
-            observation_format=observation_format,
-            search_anywhere=search_anywhere,
-            split=split,
-            info_keys=info_keys,
-            render_mode=render_mode,
-        )
+        view = (observation_format, search_anywhere, split, info_keys, render_mode)
+        source = {"data_dir": data_dir, "goals": goals, "num_products": num_products}
+        self._open(source, view, key, lambda: load_webshop_data(root, goals=goals, num_products=num_products))

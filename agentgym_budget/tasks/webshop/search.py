@@ -68,11 +68,25 @@ def _require(module: str, package: str) -> Any:
         raise MissingDependencyError.for_extra(package, "webshop", "WebShop product search") from err
 
 
+CACHED_WORD_CHARS = 32
+"""Words up to this length have their stems remembered; longer ones (rare, or an agent's junk) are stemmed each time."""
+
+STEM_CACHE_WORDS = 65_536
+"""Stems remembered at most: with words of at most :data:`CACHED_WORD_CHARS` characters the cache holds
+about 65,536 x (two strings of at most 81 bytes + 100 bytes of entry) ~ 17 MiB at worst, whatever is searched."""
+
+
 @functools.lru_cache(maxsize=1)
 def _stemmer() -> Callable[[str], str]:
     stemmer_module = _require("Stemmer", "PyStemmer")
-    stemmer = stemmer_module.Stemmer("porter")
-    return functools.lru_cache(maxsize=200_000)(stemmer.stemWord)
+    stem_word = stemmer_module.Stemmer("porter", 0).stemWord  # 0: no cache of its own (it keeps words of any length)
+    cached = functools.lru_cache(maxsize=STEM_CACHE_WORDS)(stem_word)
+
+    def stem(word: str) -> str:
+        return cached(word) if len(word) <= CACHED_WORD_CHARS else stem_word(word)
+
+    stem.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    return stem
 
 
 def tokenize(text: str) -> list[str]:
