@@ -89,3 +89,30 @@ def test_the_api_reference_renders_signatures(site: Path) -> None:
         text = page_text(built)
         raw = [pattern for pattern in RAW_REST if pattern in text]
         assert not raw, f"{built.relative_to(site)} shows reST as text: {raw}"
+
+
+def _generated_synopsis(page: str) -> str:
+    """The code block of ``docs/cli.md`` that follows the "generated from the parsers" marker."""
+    marker = page.index("<!-- generated from the parsers")
+    opening = page.index("```\n", marker) + 4
+    return page[opening : page.index("```", opening)].rstrip("\n")
+
+
+def test_the_cli_reference_is_the_parsers_usage() -> None:
+    from agentgym_budget.cli.main import synopsis
+
+    page = (ROOT / "docs" / "cli.md").read_text()
+    assert _generated_synopsis(page) == synopsis(), (
+        "docs/cli.md's synopsis differs from the parsers: paste the output of\n"
+        "python -c 'from agentgym_budget.cli.main import synopsis; print(synopsis())'"
+    )
+
+
+def test_the_train_synopsis_names_every_recipe_and_preset() -> None:
+    from agentgym_budget.train.config import RECIPES
+    from agentgym_budget.train.train_presets import TRAIN_PRESETS
+
+    page = (ROOT / "docs" / "cli.md").read_text()
+    train = _generated_synopsis(page).split("agentgym-budget train ", 1)[1]
+    assert f"--recipe {'|'.join(RECIPES)}" in train
+    assert f"--preset {'|'.join(TRAIN_PRESETS)}" in " ".join(train.split())

@@ -198,7 +198,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ''
     """
     add_training_env_arguments(parser)
-    parser.add_argument("--recipe", required=True, help="sft, fixed, budgetmix or curriculum")
+    parser.add_argument(
+        "--recipe", required=True, metavar="sft|fixed|budgetmix|curriculum", help="the training recipe"
+    )
     parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
     parser.add_argument(
         "--budgets",
@@ -265,7 +267,7 @@ def _add_where_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preset",
         default=None,
-        metavar="NAME",
+        metavar="gpu-qwen2.5|smollm2",
         help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model), "
         "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB; extra smollm2)",
     )
