@@ -198,9 +198,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ''
     """
     add_training_env_arguments(parser)
-    parser.add_argument(
-        "--recipe", required=True, metavar="sft|fixed|budgetmix|curriculum", help="the training recipe"
-    )
+    parser.add_argument("--recipe", required=True, metavar="sft|fixed|budgetmix|curriculum", help="the training recipe")
     parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
     parser.add_argument(
         "--budgets",
