@@ -79,6 +79,9 @@ def test_passkt_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     printed = capsys.readouterr().out
     assert "Pass@(K,T)" in printed and "noisy-expert-recover:eps=0.2  minus  random" in printed
     assert "8 episodes played, 0 reused" in printed
+    assert printed.rstrip().splitlines()[-1] == (
+        f"Next, open {out / 'difference.png'}: where the first agent's advantage lives in the (K, T) plane."
+    )
     for name in ("episodes.jsonl", "run.json", "summary.json", "summary.csv", "difference.csv"):
         assert (out / name).stat().st_size > 0, name
     # The split actually used is recorded (the env's default), not null.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -280,3 +280,25 @@ def run_resumable(config: Any, out: Path, play: Callable[..., Any], options: dic
     result = play(config, out, **options)
     print()
     return result, time.perf_counter() - began
+
+
+PASSKT_FIRST_LOOKS = (
+    ("difference.png", "where the first agent's advantage lives in the (K, T) plane"),
+    ("success_vs_T.png", "success against the turn budget, one panel per K"),
+    ("summary.csv", "every (agent, K, T) cell with its interval"),
+)
+"""The files of a Pass@(K,T) run worth opening first, in that order, with what each shows."""
+
+
+def next_look(written: Sequence[Path], first_looks: Sequence[tuple[str, str]] = PASSKT_FIRST_LOOKS) -> str | None:
+    """The "Next, open ..." line naming the first of ``first_looks`` that was ``written`` (None if none was).
+
+    Example:
+        >>> next_look([Path("run/summary.csv"), Path("run/difference.png")])
+        "Next, open run/difference.png: where the first agent's advantage lives in the (K, T) plane."
+    """
+    by_name = {path.name: path for path in written}
+    for name, shows in first_looks:
+        if name in by_name:
+            return f"Next, open {by_name[name]}: {shows}."
+    return None
