@@ -20,7 +20,7 @@ import json
 import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import int_list, positive_int, tiny_size
+from agentgym_budget.cli.common import fit_threads, int_list, positive_int, tiny_size
 
 __all__: list[str] = []
 
@@ -397,7 +397,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"warning: estimated peak memory ({need}) exceeds what is available now ({available_bytes() / 2**30:.1f} GB)"
         )
-    require("torch", extra="trl", feature="Training").set_num_threads(args.threads)
+    require("torch", extra="trl", feature="Training").set_num_threads(fit_threads(args.threads))
     budgets = (
         f"budgets {','.join(map(str, config.budgets))} "
         + ("(curriculum stages)" if config.recipe == "curriculum" else "(BudgetMix)")
