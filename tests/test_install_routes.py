@@ -181,3 +181,15 @@ def test_the_play_examples_print_what_they_did(example, ending, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert len(lines) >= 3 and lines[-1].startswith(ending), done.stdout
+
+
+def test_verl_loads_the_agent_loop_through_its_plugin_entry_point():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    module = project["entry-points"]["verl.plugins"]["agentgym_budget"]
+    assert module == "agentgym_budget.integrations.verl_plugin"
+    assert importlib.util.find_spec(module) is not None
+    from agentgym_budget.errors import InvalidOptionError
+    from agentgym_budget.integrations.verl import check_loop_arguments
+
+    with pytest.raises(InvalidOptionError, match="'max_turns' in the agentgym_budget agent-loop entry is ignored"):
+        check_loop_arguments({"tokenizer": None, "max_turns": 12})
