@@ -9,14 +9,16 @@ failure is logged here as a warning too.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
+
+from agentgym_budget.integrations.verl import register_agent_loop
 
 __all__: list[str] = []
 
-try:
-    from agentgym_budget.integrations.verl import register_agent_loop
-
-    register_agent_loop()
-except Exception:
-    logging.getLogger(__name__).warning("agentgym-budget could not register its verl agent loop", exc_info=True)
-    raise
+if importlib.util.find_spec("verl") is not None:  # verl imports this module; pytest's doctest collection too
+    try:
+        register_agent_loop()
+    except Exception:
+        logging.getLogger(__name__).warning("agentgym-budget could not register its verl agent loop", exc_info=True)
+        raise
