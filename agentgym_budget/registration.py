@@ -42,7 +42,6 @@ import gymnasium as gym
 from agentgym_budget.errors import InvalidOptionError, UnknownEnvIdError, did_you_mean
 
 __all__ = [
-    "BUDGET_ARGUMENTS",
     "NAMESPACE",
     "EnvEntryPoint",
     "env_info",

@@ -71,7 +71,6 @@ __all__ = [
     "AGENT_LOOP_CONFIG",
     "EXAMPLE_TRAINER_CONFIG",
     "BudgetAgentLoop",  # noqa: F822 (built on first use by __getattr__: it needs verl)
-    "check_loop_arguments",
     "register_agent_loop",
 ]
 
