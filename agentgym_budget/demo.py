@@ -55,7 +55,7 @@ def run(difficulty: int = 3, seed: int = 7, forks: int = 6) -> list[str]:
         env = TurnBudget(base, max_turns=budget)
         _, info = env.reset(seed=seed)
         outcome, turns = _play(env, info, lambda i: i["expert_action"])
-        lines.append(f"expert, budget {budget}: {outcome} after {turns} turns")
+        lines.append(f"expert, budget {budget}: {outcome} after {_turns(turns)}")
 
     env = StateSnapshot(TurnBudget(base, max_turns=len(plan) + 2, show_budget=True))
     _, info = env.reset(seed=seed)
@@ -74,11 +74,22 @@ def run(difficulty: int = 3, seed: int = 7, forks: int = 6) -> list[str]:
             outcome, turns = _play(fork, after, lambda i: i["expert_action"])
         else:
             outcome, turns = _play(fork, after, _follow(stale_plan))
-        kind = "re-plans" if recovers else "keeps its stale plan"
-        lines.append(f"  fork {index}: mistake {mistake!r}, {kind}: {outcome} ({turns + 1} turns)")
+        kind = (
+            "the mistake ended the episode"
+            if terminated or truncated
+            else "re-plans"
+            if recovers
+            else "keeps its stale plan"
+        )
+        lines.append(f"  fork {index}: mistake {mistake!r}, {kind}: {outcome} after {_turns(turns + 1)}")
         fork.close()
     base.close()
     return lines
+
+
+def _turns(count: int) -> str:
+    """``"1 turn"``, ``"2 turns"``."""
+    return f"{count} turn" if count == 1 else f"{count} turns"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import shutil
 from collections.abc import Mapping
@@ -38,9 +39,18 @@ from typing import Any
 
 import gymnasium as gym
 
-from agentgym_budget.errors import UnknownEnvIdError
+from agentgym_budget.errors import InvalidOptionError, UnknownEnvIdError, did_you_mean
 
-__all__ = ["NAMESPACE", "env_info", "make", "missing_programs", "register_env", "registered_ids", "resolve_id"]
+__all__ = [
+    "NAMESPACE",
+    "EnvEntryPoint",
+    "env_info",
+    "make",
+    "missing_programs",
+    "register_env",
+    "registered_ids",
+    "resolve_id",
+]
 
 NAMESPACE = "agentgym_budget"
 
@@ -73,6 +83,58 @@ class EnvIdInfo:
 
 
 _CATALOG: dict[str, EnvIdInfo] = {}
+
+
+BUDGET_ARGUMENTS = ("max_turns", "show_budget")
+"""``gym.make`` arguments that wrap the env in a :class:`~agentgym_budget.wrappers.turn_budget.TurnBudget`."""
+
+
+@dataclass(frozen=True)
+class EnvEntryPoint:
+    """The ``entry_point`` of an id: checks the arguments, builds the env, applies the turn budget.
+
+    ``gym.make(id, max_turns=N, show_budget=True)`` returns the env inside
+    ``TurnBudget(env, max_turns=N, show_budget=True)``; the spec records both (in ``kwargs`` and as a
+    ``TurnBudget`` entry of ``additional_wrappers``), so ``gym.make(env.spec)`` rebuilds the same stack.
+    An argument the constructor does not take raises
+    :class:`~agentgym_budget.errors.InvalidOptionError` with a did-you-mean (instead of a bare ``TypeError``).
+
+    Attributes:
+        target: ``module:Class`` of the environment.
+    """
+
+    target: str
+
+    def __call__(self, **kwargs: Any) -> gym.Env:
+        module_name, _, attribute = self.target.partition(":")
+        constructor = getattr(importlib.import_module(module_name), attribute)
+        budget = {key: kwargs.pop(key) for key in BUDGET_ARGUMENTS if key in kwargs}
+        _check_arguments(constructor, kwargs)
+        env = constructor(**kwargs)
+        if budget.get("max_turns") is None:
+            if budget.get("show_budget"):
+                raise InvalidOptionError(f"{attribute}: show_budget=True needs max_turns=N (the budget to show).")
+            return env
+        from agentgym_budget.wrappers.turn_budget import TurnBudget
+
+        return TurnBudget(env, budget["max_turns"], show_budget=bool(budget.get("show_budget", False)))
+
+
+def _check_arguments(constructor: Any, kwargs: Mapping[str, Any]) -> None:
+    """Raise :class:`InvalidOptionError` for an argument ``constructor`` does not take, listing those it does."""
+    try:
+        parameters = inspect.signature(constructor).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    names = [p.name for p in parameters if p.kind is not inspect.Parameter.VAR_POSITIONAL] + list(BUDGET_ARGUMENTS)
+    for key in kwargs:
+        if key not in names:
+            raise InvalidOptionError(
+                f"{constructor.__name__} has no argument {key!r}.{did_you_mean(key, names)} "
+                f"Its arguments: {', '.join(names)}."
+            )
 
 
 @dataclass(frozen=True)
@@ -110,7 +172,10 @@ def register_env(
     info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires, programs)
     if env_id not in gym.registry:
         gym.register(
-            id=env_id, entry_point=entry_point, vector_entry_point=VectorEntryPoint(env_id), kwargs=dict(kwargs or {})
+            id=env_id,
+            entry_point=EnvEntryPoint(entry_point),
+            vector_entry_point=VectorEntryPoint(env_id),
+            kwargs=dict(kwargs or {}),
         )
     _CATALOG[env_id] = info
     return info

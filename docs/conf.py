@@ -18,4 +18,3 @@ autodoc_typehints = "description"
 autodoc_mock_imports: list[str] = []
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
-suppress_warnings = ["myst.xref_missing"]

@@ -79,6 +79,9 @@ def test_passkt_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     printed = capsys.readouterr().out
     assert "Pass@(K,T)" in printed and "noisy-expert-recover:eps=0.2  minus  random" in printed
     assert "8 episodes played, 0 reused" in printed
+    assert printed.rstrip().splitlines()[-1] == (
+        f"Next, open {out / 'difference.png'}: where the first agent's advantage lives in the (K, T) plane."
+    )
     for name in ("episodes.jsonl", "run.json", "summary.json", "summary.csv", "difference.csv"):
         assert (out / name).stat().st_size > 0, name
     # The split actually used is recorded (the env's default), not null.
@@ -288,3 +291,35 @@ def test_study_without_a_preset_runs_the_default_preset() -> None:
     plain = cmd_study.build_study(parse(["study", "--out", "x"]))
     assert plain == cmd_study.build_study(parse(["study", "--out", "x", "--preset", "default"]))
     assert plain != cmd_study.build_study(parse(["study", "--out", "x", "--preset", "smoke"]))
+
+
+def test_workers_and_threads_never_oversubscribe_the_cores_silently(capsys: pytest.CaptureFixture[str]) -> None:
+    from agentgym_budget.cli.common import available_cores, fit_threads, note_busy_cores
+
+    cores = available_cores()
+    assert fit_threads(1, workers=cores) == 1 and capsys.readouterr().err == ""
+    assert fit_threads(2, workers=cores) == 1  # the case: --workers 2 --threads 2 on 2 cores
+    assert f"--threads 2 x {cores} worker(s) would oversubscribe the {cores} cores" in capsys.readouterr().err
+    assert fit_threads(cores + 3) == cores and "using --threads" in capsys.readouterr().err
+    note_busy_cores(cores)
+    assert capsys.readouterr().err == ""
+    note_busy_cores(cores + 1)
+    assert f"--workers {cores + 1} on {cores} cores: the workers share the cores" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_every_command_with_workers_or_threads_checks_the_cores(tmp_path: Path, capsys) -> None:
+    from agentgym_budget.cli.common import available_cores
+
+    many = str(available_cores() + 1)
+    assert main(["passkt", *TINY[:-3], "--workers", many, "--no-progress", "--out", str(tmp_path / "p")]) == 0
+    assert f"--workers {many} on" in capsys.readouterr().err
+    argv = ["prepare", "TextWorld-CoinCollector-v0", "--env-args", "level=3", "--tasks", "1", "--no-progress"]
+    assert main([*argv, "--workers", many]) == 0
+    assert f"--workers {many} on" in capsys.readouterr().err
+    import inspect
+
+    from agentgym_budget.cli import cmd_study, cmd_train
+
+    assert "fit_threads(args.threads, workers=args.workers)" in inspect.getsource(cmd_study.run)
+    assert "fit_threads(args.threads)" in inspect.getsource(cmd_train.run)

@@ -8,6 +8,7 @@ extra's install route runs its example (``.ci/install_routes.py``, ``examples/``
 
 from __future__ import annotations
 
+import html
 import re
 import subprocess
 import sys
@@ -43,8 +44,75 @@ def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mon
             exec(compiled, namespace)
 
 
-@pytest.mark.slow
-def test_the_site_builds_without_warnings(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(tmp_path)]
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built once with warnings as errors (the build's stderr is the failure message)."""
+    out = tmp_path_factory.mktemp("site")
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
+    return out
+
+
+@pytest.mark.slow
+def test_the_site_builds_without_warnings(site: Path) -> None:
+    assert (site / "index.html").is_file()
+
+
+def test_no_warning_is_suppressed() -> None:
+    conf = (ROOT / "docs" / "conf.py").read_text()
+    assert "suppress_warnings" not in conf, "a suppressed warning hides a broken link or formula: fix the page"
+
+
+RAW_REST = (".. py:", ".. auto", ":class:", ":func:", ":meth:", ":mod:", ":attr:", ":data:", ":exc:", "{eval-rst}")
+
+
+def page_text(html_file: Path) -> str:
+    """The visible text of a page's article, code blocks left out."""
+    page = html_file.read_text()
+    article = page[page.index("<article") : page.index("</article>")]
+    article = re.sub(r"<pre.*?</pre>", "", article, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", article))
+
+
+@pytest.mark.slow
+def test_the_api_reference_renders_signatures(site: Path) -> None:
+    pages = sorted((ROOT / "docs" / "reference").glob("*.md"))
+    assert pages
+    for source in pages:
+        built = site / "reference" / source.with_suffix(".html").name
+        signatures = built.read_text().count('class="sig ')
+        assert signatures >= 5, f"{built.name}: {signatures} rendered signatures (raw reST instead of autodoc?)"
+    for built in site.rglob("*.html"):
+        if "_modules" in built.parts or "<article" not in built.read_text():
+            continue
+        text = page_text(built)
+        raw = [pattern for pattern in RAW_REST if pattern in text]
+        assert not raw, f"{built.relative_to(site)} shows reST as text: {raw}"
+
+
+def _generated_synopsis(page: str) -> str:
+    """The code block of ``docs/cli.md`` that follows the "generated from the parsers" marker."""
+    marker = page.index("<!-- generated from the parsers")
+    opening = page.index("```\n", marker) + 4
+    return page[opening : page.index("```", opening)].rstrip("\n")
+
+
+def test_the_cli_reference_is_the_parsers_usage() -> None:
+    from agentgym_budget.cli.main import synopsis
+
+    page = (ROOT / "docs" / "cli.md").read_text()
+    assert _generated_synopsis(page) == synopsis(), (
+        "docs/cli.md's synopsis differs from the parsers: paste the output of\n"
+        "python -c 'from agentgym_budget.cli.main import synopsis; print(synopsis())'"
+    )
+
+
+def test_the_train_synopsis_names_every_recipe_and_preset() -> None:
+    from agentgym_budget.train.config import RECIPES
+    from agentgym_budget.train.train_presets import TRAIN_PRESETS
+
+    page = (ROOT / "docs" / "cli.md").read_text()
+    train = _generated_synopsis(page).split("agentgym-budget train ", 1)[1]
+    assert f"--recipe {'|'.join(RECIPES)}" in train
+    assert f"--preset {'|'.join(TRAIN_PRESETS)}" in " ".join(train.split())

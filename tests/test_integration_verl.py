@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -148,6 +150,41 @@ def test_registration_and_shipped_config() -> None:
     assert [(e.name, e._target_) for e in entries] == [
         (AGENT_NAME, "agentgym_budget.integrations.verl.BudgetAgentLoop")
     ]
+
+
+def _fresh(code: str, **env: str) -> str:
+    """``code``'s stdout in a fresh interpreter (the checkout importable, verl's plug-in policy as given)."""
+    environ = {key: value for key, value in os.environ.items() if key != "VERL_USE_EXTERNAL_PLUGINS"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**environ, **env}, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+REGISTRY = (
+    "from verl.experimental.agent_loop.agent_loop import _agent_loop_registry as r; print(r.get('agentgym_budget'))"
+)
+
+
+@pytest.mark.slow
+def test_a_process_that_imports_only_verl_has_the_loop_from_the_entry_point() -> None:
+    loop = "{'_target_': 'agentgym_budget.integrations.verl.BudgetAgentLoop'}"
+    assert _fresh(f"import verl; {REGISTRY}") == loop  # verl.plugins, as in each Ray worker
+    assert _fresh(f"import verl; {REGISTRY}", VERL_USE_EXTERNAL_PLUGINS="none") == "None"
+    assert _fresh(f"import agentgym_budget.integrations.verl; {REGISTRY}", VERL_USE_EXTERNAL_PLUGINS="none") == loop
+
+
+def test_a_row_field_in_the_loops_yaml_entry_is_refused(tokenizer: Any) -> None:
+    config = OmegaConf.create({"actor_rollout_ref": {"rollout": {"response_length": 64}}, "data": {}})
+
+    async def build(**entry: Any) -> Any:
+        return BudgetAgentLoop(trainer_config=DictConfigWrap(config), server_manager=None, tokenizer=tokenizer,
+                               processor=None, dataset_cls=None, data_config=DictConfigWrap(config.data), **entry)  # fmt: skip
+
+    for entry, message in [({"max_turns": 12}, "It is a row field"), ({"env_idd": "x"}, "Did you mean 'env_id'")]:
+        with pytest.raises(InvalidOptionError, match=message):
+            asyncio.run(build(**entry))
 
 
 def test_bad_rows_raise_typed_errors(tokenizer: Any) -> None:

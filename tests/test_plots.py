@@ -93,3 +93,68 @@ def _help(command: str, capsys: pytest.CaptureFixture[str]) -> str:
     with pytest.raises(SystemExit):
         main([command, "--help"])
     return capsys.readouterr().out
+
+
+def _three_agent_summary():
+    records = [
+        {"agent": agent, "env_id": "agentgym_budget/TextWorld-CoinCollector-v0", "env_kwargs": {"level": 3},
+         "split": "train", "task_id": f"t{t}", "sample": s, "budget": budget, "mode": "independent",
+         "won": (s + t + i) % 3 == 0, "turns": 5}
+        for i, agent in enumerate(["random", "expert", "noisy-expert"]) for t in range(5) for s in range(4)
+        for budget in (5, 10, 20)
+    ]  # fmt: skip
+    return summarize(records, ks=[1, 2, 4], budgets=[5, 10, 20], resamples=100)
+
+
+def _saved_layouts(summary, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, dict]:
+    """``stem -> {"legend", "caption", "axes"}``: the artists' boxes (pixels) as the PNG was drawn."""
+    from agentgym_budget.eval.passkt import plots
+    from agentgym_budget.runner.outputs import output_set, plot_names
+
+    layouts: dict[str, dict] = {}
+    real_save = plots.save_figure
+
+    def save(figure, paths):
+        stem = Path(paths[0]).stem
+
+        def record(event) -> None:
+            texts = [a for a in [*figure.texts, *figure.artists] if "tasks x 4 samples" in str(a.get_text())]
+            layouts[stem] = {
+                "legend": [legend.get_window_extent(event.renderer) for legend in figure.legends],
+                "caption": [text.get_window_extent(event.renderer) for text in texts],
+                "axes": [axis.get_tightbbox(event.renderer) for axis in figure.axes],
+                "text": " ".join(str(text.get_text()) for text in texts),
+            }
+
+        figure.canvas.mpl_connect("draw_event", record)
+        return real_save(figure, paths)
+
+    monkeypatch.setattr(plots, "save_figure", save)
+    with output_set(tmp_path, plot_names(plots.PLOT_STEMS)) as outputs:
+        plots.write_plots(summary, outputs)
+    return layouts
+
+
+@pytest.mark.slow
+def test_the_legend_covers_neither_the_caption_nor_the_panels(tmp_path: Path, monkeypatch) -> None:
+    layouts = _saved_layouts(_three_agent_summary(), tmp_path, monkeypatch)
+    assert sorted(layouts) == ["difference", "heatmap", "passk_vs_K", "success_vs_T"]
+    for stem in ("success_vs_T", "passk_vs_K"):
+        [legend], [caption] = layouts[stem]["legend"], layouts[stem]["caption"]
+        assert not legend.overlaps(caption), f"{stem}: legend {legend} covers the caption {caption}"
+        assert caption.y1 <= legend.y0, f"{stem}: the caption is not below the legend"
+        for axis in layouts[stem]["axes"]:
+            assert not legend.overlaps(axis), f"{stem}: legend {legend} covers a panel {axis}"
+            assert not caption.overlaps(axis), f"{stem}: caption {caption} covers a panel {axis}"
+
+
+@pytest.mark.slow
+def test_captions_name_only_the_intervals_drawn(tmp_path: Path, monkeypatch) -> None:
+    captions = {stem: layout["text"] for stem, layout in _saved_layouts(_three_agent_summary(), tmp_path,
+                                                                           monkeypatch).items()}  # fmt: skip
+    assert "band" not in captions["heatmap"] and "bracket" not in captions["heatmap"], captions["heatmap"]
+    assert "point estimates" in captions["heatmap"]
+    assert "band" not in captions["difference"] and "bracket" not in captions["difference"]
+    assert "*:" in captions["difference"] and "paired t" in captions["difference"]
+    for stem in ("success_vs_T", "passk_vs_K"):
+        assert "bands: 95% intervals" in captions[stem] and "bracket" not in captions[stem], captions[stem]

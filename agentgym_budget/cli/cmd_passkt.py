@@ -27,6 +27,7 @@ from agentgym_budget.cli.common import (
     add_run_arguments,
     describe_workers,
     int_list,
+    next_look,
     positive_int,
     run_backend,
     run_options,
@@ -158,4 +159,6 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(f"{result.played} episodes played, {result.reused} reused from the log, {seconds:.1f} s.")
     print("Wrote:", ", ".join(str(p) for p in [out / "episodes.jsonl", *result.files]))
+    if hint := next_look(result.files):
+        print(hint)
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from agentgym_budget.cli.common import add_env_arguments, positive_int
+from agentgym_budget.cli.common import add_env_arguments, note_busy_cores, positive_int
 from agentgym_budget.prepare import prepare_tasks, select_tasks
 from agentgym_budget.runner.env_ref import EnvRef
 
@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     """Prepare the tasks and say what was done."""
     ref = EnvRef.parse(args.id, args.env_args, args.split)
     tasks = select_tasks(ref, None if args.all else (args.tasks or 20))
+    note_busy_cores(args.workers)
     print(f"{ref.label}, {ref.split} split: preparing {len(tasks)} tasks with {args.workers} worker(s)", flush=True)
     result = prepare_tasks(ref, tasks, workers=args.workers, progress=not args.no_progress)
     print(

@@ -32,7 +32,7 @@ from agentgym_budget.cli.cmd_train import (
     with_grpo_arguments,
     with_tiny_size,
 )
-from agentgym_budget.cli.common import int_list, positive_int
+from agentgym_budget.cli.common import fit_threads, int_list, positive_int
 from agentgym_budget.errors import InvalidOptionError
 
 __all__: list[str] = []
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     from agentgym_budget.train.study import STAGES, run_study
 
     config = build_study(args)
-    require("torch", extra="trl", feature="The study").set_num_threads(args.threads)
+    require("torch", extra="trl", feature="The study").set_num_threads(fit_threads(args.threads, workers=args.workers))
     print(f"Study on {config.env_id} ({config.env_kwargs}): T={config.train_budget}, budgets {list(config.budgets)}")
     print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)
     began, cpu = time.perf_counter(), time.process_time()

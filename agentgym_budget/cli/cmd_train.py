@@ -20,7 +20,7 @@ import json
 import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import int_list, positive_int, tiny_size
+from agentgym_budget.cli.common import fit_threads, int_list, positive_int, tiny_size
 
 __all__: list[str] = []
 
@@ -198,7 +198,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ''
     """
     add_training_env_arguments(parser)
-    parser.add_argument("--recipe", required=True, help="sft, fixed, budgetmix or curriculum")
+    parser.add_argument("--recipe", required=True, metavar="sft|fixed|budgetmix|curriculum", help="the training recipe")
     parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
     parser.add_argument(
         "--budgets",
@@ -265,7 +265,7 @@ def _add_where_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--preset",
         default=None,
-        metavar="NAME",
+        metavar="gpu-qwen2.5|smollm2",
         help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model), "
         "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB; extra smollm2)",
     )
@@ -397,7 +397,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"warning: estimated peak memory ({need}) exceeds what is available now ({available_bytes() / 2**30:.1f} GB)"
         )
-    require("torch", extra="trl", feature="Training").set_num_threads(args.threads)
+    require("torch", extra="trl", feature="Training").set_num_threads(fit_threads(args.threads))
     budgets = (
         f"budgets {','.join(map(str, config.budgets))} "
         + ("(curriculum stages)" if config.recipe == "curriculum" else "(BudgetMix)")

@@ -14,8 +14,10 @@ Example:
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,12 +170,59 @@ def run_options(args: argparse.Namespace, backend: Any) -> dict[str, Any]:
         >>> run_options(parser.parse_args(["--no-plots"]), None)
         {'progress': True, 'plots': False, 'plot_formats': ('png',), 'backend': None}
     """
+    if backend is None:
+        note_busy_cores(args.workers)
     return {
         "progress": not args.no_progress,
         "plots": not args.no_plots,
         "plot_formats": args.plot_format,
         "backend": backend,
     }
+
+
+def available_cores() -> int:
+    """The CPUs this process may run on (its affinity mask; ``os.cpu_count()`` where there is none)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def note_busy_cores(workers: int, threads: int = 1, *, flag: str = "--workers") -> None:
+    """Say on stderr when ``workers`` processes of ``threads`` threads each outnumber the cores (nothing is changed).
+
+    Worker processes beyond the cores share them (useful only for agents that wait on a server); see
+    :func:`fit_threads` for torch threads, which are capped instead.
+    """
+    cores = available_cores()
+    if workers * threads > cores:
+        print(
+            f"note: {flag} {workers} on {cores} cores: the workers share the cores, so CPU-bound work runs no "
+            f"faster than with {flag} {max(1, cores // threads)} (more helps only work that waits, e.g. agents on a "
+            "server).",
+            file=sys.stderr,
+        )
+
+
+def fit_threads(threads: int, *, workers: int = 1) -> int:
+    """``threads`` lowered so that ``workers`` x ``threads`` fits the cores; a note on stderr when lowered.
+
+    Torch threads beyond the free cores spin instead of working: an oversubscribed GRPO stage spends
+    several times the CPU for the same steps. The result is at least 1.
+
+    Example:
+        >>> fit_threads(1, workers=1)
+        1
+    """
+    fitting = max(1, available_cores() // workers)
+    if threads <= fitting:
+        return threads
+    print(
+        f"note: --threads {threads} x {workers} worker(s) would oversubscribe the {available_cores()} cores "
+        f"(torch threads beyond the free cores spin instead of working); using --threads {fitting}.",
+        file=sys.stderr,
+    )
+    return fitting
 
 
 def describe_workers(workers: int, backend: Any) -> str:
@@ -280,3 +329,25 @@ def run_resumable(config: Any, out: Path, play: Callable[..., Any], options: dic
     result = play(config, out, **options)
     print()
     return result, time.perf_counter() - began
+
+
+PASSKT_FIRST_LOOKS = (
+    ("difference.png", "where the first agent's advantage lives in the (K, T) plane"),
+    ("success_vs_T.png", "success against the turn budget, one panel per K"),
+    ("summary.csv", "every (agent, K, T) cell with its interval"),
+)
+"""The files of a Pass@(K,T) run worth opening first, in that order, with what each shows."""
+
+
+def next_look(written: Sequence[Path], first_looks: Sequence[tuple[str, str]] = PASSKT_FIRST_LOOKS) -> str | None:
+    """The "Next, open ..." line naming the first of ``first_looks`` that was ``written`` (None if none was).
+
+    Example:
+        >>> next_look([Path("run/summary.csv"), Path("run/difference.png")])
+        "Next, open run/difference.png: where the first agent's advantage lives in the (K, T) plane."
+    """
+    by_name = {path.name: path for path in written}
+    for name, shows in first_looks:
+        if name in by_name:
+            return f"Next, open {by_name[name]}: {shows}."
+    return None

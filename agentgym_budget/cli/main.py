@@ -63,6 +63,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def synopsis(width: int = 116) -> str:
+    """Every subcommand's usage, as ``docs/cli.md`` shows it (generated from the parsers; a test compares).
+
+    Example:
+        >>> synopsis().splitlines()[0].startswith("agentgym-budget export-dataset ")
+        True
+    """
+    parser = build_parser()
+    [commands] = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    usages = []
+    for sub in commands.choices.values():
+        formatter = argparse.HelpFormatter(prog=sub.prog, width=width)
+        formatter.add_usage(sub.usage, sub._actions, sub._mutually_exclusive_groups, prefix="")
+        usages.append(formatter.format_help().strip("\n"))
+    return "\n".join(usages)
+
+
 def _unknown_flags(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
     known = [option for action in parser._actions for option in action.option_strings]
     hints = []

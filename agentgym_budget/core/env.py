@@ -207,6 +207,11 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode on a task (``options={"task_id": ...}``, else one drawn with ``seed``).
+
+        Returns:
+            ``(observation, info)``: the task's opening text and the info keys the module docstring lists.
+        """
         if seed is not None:
             self._pending_rng = None
         super().reset(seed=seed)
@@ -219,6 +224,12 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         return self._emit(turn)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Play one turn: ``action`` is one command (see the module docstring for what a turn returns).
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``; ``truncated`` is always False here (a
+            turn budget truncates through :class:`~agentgym_budget.wrappers.turn_budget.TurnBudget`).
+        """
         if not isinstance(action, str):
             raise InvalidActionError.for_action(action)
         if len(action) > text.ACTION_STEP_LIMIT:

@@ -60,6 +60,28 @@ EXPERT_INFO_KEYS: Mapping[str, str] = {
 """Opt-in keys every task family provides (each family may offer more)."""
 
 
+OTHER_NAMES: Mapping[str, str] = {
+    "admissible_commands": "admissible_actions",
+    "policy_commands": "expert_plan",
+}
+"""Names TextWorld and ALFWorld give to keys this package calls otherwise (``theirs -> ours``)."""
+
+
+def _unknown_key_message(key: str, available: Mapping[str, str], where: str) -> str:
+    offered = ", ".join(f"{name} ({text})" for name, text in sorted(available.items())) or "none"
+    ours = OTHER_NAMES.get(key)
+    if ours in STANDARD_INFO_KEYS:
+        hint = f" It is TextWorld's name for {ours!r}, which every info has: drop it from info_keys."
+    elif ours is not None:
+        hint = f" It is TextWorld's name for {ours!r}: request that." if ours in available else ""
+    else:
+        hint = did_you_mean(key, [*available, *STANDARD_INFO_KEYS])
+    return (
+        f"Unknown info key {key!r} for {where}.{hint} "
+        f"Opt-in keys: {offered}. Always present: {', '.join(STANDARD_INFO_KEYS)}."
+    )
+
+
 def resolve_info_keys(
     requested: str | Iterable[str] | None, available: Mapping[str, str], where: str
 ) -> frozenset[str]:
@@ -83,9 +105,5 @@ def resolve_info_keys(
         if not isinstance(key, str):
             raise InvalidInfoKeyError(f"Info keys must be strings, got {type(key).__name__}: {key!r}.")
         if key not in available and key not in STANDARD_INFO_KEYS:
-            offered = ", ".join(f"{name} ({text})" for name, text in sorted(available.items())) or "none"
-            raise InvalidInfoKeyError(
-                f"Unknown info key {key!r} for {where}.{did_you_mean(key, available)} "
-                f"Opt-in keys: {offered}. Always present: {', '.join(STANDARD_INFO_KEYS)}."
-            )
+            raise InvalidInfoKeyError(_unknown_key_message(key, available, where))
     return frozenset(key for key in keys if key in available)

@@ -2,6 +2,7 @@
 
 :func:`new_figure` lays out panels, :func:`save_figure` writes a figure atomically in the format its
 file suffix names (``png``, ``pdf``, ``svg``), :func:`figure_legend` puts one legend below the panels,
+:func:`add_caption` a caption below it,
 and :func:`series_style` with :func:`shifted` keep the curves of different agents apart, so equal
 series stay visible.
 
@@ -60,13 +61,39 @@ def save_figure(figure: Any, paths: Path | Sequence[Path]) -> list[Path]:
 
 
 def figure_legend(figure: Any, axes: list[Any]) -> None:
-    """One legend below the panels, from the labelled artists of every axis (each label once)."""
+    """One legend below the panels, from the labelled artists of every axis (each label once).
+
+    The legend hangs from the figure's bottom edge (figure coordinates, outside the layout), so the
+    panels keep their space and a tight save grows the image around it instead of moving it.
+    """
     seen: dict[str, Any] = {}
     for axis in axes:
         for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
     if seen:
-        figure.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=min(len(seen), 3), fontsize=8)
+        figure.legend(
+            list(seen.values()),
+            list(seen),
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            bbox_transform=figure.transFigure,
+            ncols=min(len(seen), 3),
+            fontsize=8,
+        )
+
+
+def add_caption(figure: Any, caption: str) -> Any:
+    """Put ``caption`` below everything: under the figure legend if there is one, else under the panels.
+
+    Returns the caption's text artist (an annotation placed relative to the legend when there is one).
+    """
+    if not figure.legends:
+        return figure.text(0.5, 0.0, caption, ha="center", va="top", fontsize=8)
+    from matplotlib.text import Annotation
+
+    below = Annotation(caption, (0.5, 0.0), xycoords=figure.legends[0], xytext=(0, -6), textcoords="offset points",
+                       ha="center", va="top", fontsize=8, annotation_clip=False)  # fmt: skip
+    return figure.add_artist(below)
 
 
 def series_style(index: int) -> dict[str, str]:

@@ -2,9 +2,21 @@
 
 :class:`BudgetAgentLoop` is a ``verl.experimental.agent_loop.AgentLoopBase`` registered under
 ``agentgym_budget`` (a row's ``agent_name``). verl's ``AgentLoopWorker`` runs in Ray actors, where an
-``@register`` in this process is not seen: point verl at :data:`AGENT_LOOP_CONFIG` (shipped with the
-package) with ``actor_rollout_ref.rollout.agent.agent_loop_config_path``, or set
-``actor_rollout_ref.model.external_lib=agentgym_budget.integrations.verl``. The mapping:
+``@register`` made in the driver is not seen; three routes register it where it runs:
+
+* nothing to configure: the package declares the entry point ``agentgym_budget`` in verl's group
+  ``verl.plugins`` (:mod:`~agentgym_budget.integrations.verl_plugin`), which verl 0.9 loads in every process
+  that imports verl, Ray workers included (unless ``VERL_USE_EXTERNAL_PLUGINS`` excludes it);
+* ``actor_rollout_ref.rollout.agent.agent_loop_config_path=<AGENT_LOOP_CONFIG>`` (the YAML shipped with the
+  package), for a verl that loads no plug-ins;
+* in one process: importing this module (when verl is installed) or :func:`register_agent_loop`.
+
+``actor_rollout_ref.model.external_lib`` does not work: verl imports it for model code, not in the
+agent-loop workers. The loop takes nothing from its YAML entry: each episode's settings (``max_turns``,
+``env_id``, ...) are fields of the row's ``extra_info``; a row field in the entry raises
+:class:`~agentgym_budget.errors.InvalidOptionError` instead of being ignored.
+
+The mapping:
 
 * **Row**: ``extra_info`` names the env, task/seed and budget (``max_turns``) or a BudgetMix draw
   (``budgets``), see :mod:`~agentgym_budget.integrations.verl_data`; ``raw_prompt`` is the chat prompt,
@@ -37,7 +49,9 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import functools
+import importlib.util
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,6 +64,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.pool import shared_pool
 from agentgym_budget.integrations.session import EpisodeSession, EpisodeTurn
+from agentgym_budget.integrations.verl_data import _KNOWN as ROW_FIELDS
 from agentgym_budget.integrations.verl_data import AGENT_NAME, row_episode
 
 __all__ = [
@@ -226,12 +241,40 @@ class _EpisodeLoop:
         return messages
 
 
+def check_loop_arguments(arguments: Mapping[str, Any]) -> None:
+    """Refuse a row field (or a near miss of one) among the loop's constructor arguments.
+
+    verl passes the keys of the loop's YAML entry to the constructor beside its own arguments, which
+    ``AgentLoopBase`` ignores: ``max_turns: 12`` there would be dropped silently.
+
+    Example:
+        >>> check_loop_arguments({"tokenizer": None, "processor": None, "data_config": None, "hf_model_type": "qwen2"})
+        >>> check_loop_arguments({"max_turn": 12})
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: 'max_turn' in the agentgym_budget agent-loop entry is ignored by verl. Did you mean 'max_turns'? Episode settings are fields of each row's extra_info (agentgym-budget export-dataset writes them), not of the loop's YAML entry.
+    """
+    for key in arguments:
+        close = difflib.get_close_matches(str(key), ROW_FIELDS, n=1, cutoff=0.8)  # verl's own names stay clear
+        hint = " It is a row field." if key in ROW_FIELDS else f" Did you mean {close[0]!r}?" if close else ""
+        if hint:
+            raise InvalidOptionError(
+                f"{key!r} in the {AGENT_NAME} agent-loop entry is ignored by verl.{hint} Episode settings are "
+                "fields of each row's extra_info (agentgym-budget export-dataset writes them), not of the loop's "
+                "YAML entry."
+            )
+
+
 @functools.cache
 def _classes() -> SimpleNamespace:
     agent_loop = _verl()
 
     class BudgetAgentLoop(_EpisodeLoop, agent_loop.AgentLoopBase):
         """One agentgym-budget episode per row (see the module docstring)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            check_loop_arguments(kwargs)
+            super().__init__(*args, **kwargs)
 
     BudgetAgentLoop.__module__ = __name__
     BudgetAgentLoop.__qualname__ = "BudgetAgentLoop"
@@ -242,10 +285,15 @@ def _classes() -> SimpleNamespace:
 def register_agent_loop() -> str:
     """Register :class:`BudgetAgentLoop` in this process's verl registry (idempotent); return its name.
 
-    verl's workers in Ray actors need :data:`AGENT_LOOP_CONFIG` (or ``external_lib``) instead.
+    Importing this module does it too when verl is installed; verl's Ray workers get it from the
+    ``verl.plugins`` entry point (or :data:`AGENT_LOOP_CONFIG`).
 
     Raises:
         MissingDependencyError: verl is not installed (extra ``verl``).
     """
     _classes()
     return AGENT_NAME
+
+
+if importlib.util.find_spec("verl") is not None:  # importing the module registers the loop wherever verl is
+    register_agent_loop()

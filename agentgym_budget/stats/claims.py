@@ -17,16 +17,16 @@ margin; otherwise ``undecided`` (at this power). A claim whose arms were not run
 judged wrong, say): its zero-width interval would pass any test by construction. Verdict rules per
 claim:
 
-==================== ======================================================= ==========================
-claim                statistic                                               supported when
-==================== ======================================================= ==========================
-budget_dependence    Δ(T_large) - Δ(T_small), Δ(T) = rl - base at T           interval > 0
-single_step          probe accuracy rl - base (90% interval, equivalence)     inside ±margin or < 0
-recovery             mean over k>=1 of [rl - base](k) - [rl - base](0)         interval > 0
-budgetmix_robustness mean over out-of-range budgets of budgetmix - fixed       interval > 0
+==================== ======================================================================= =====================
+claim                statistic                                                               supported when
+==================== ======================================================================= =====================
+budget_dependence    Δ(T_large) - Δ(T_small), Δ(T) = rl - base at T                          interval > 0
+single_step          probe accuracy rl - base (90% interval, equivalence)                    inside ±margin or < 0
+recovery             mean over k>=1 of Δ(k) - Δ(0), Δ(k) = rl - base after k errors          interval > 0
+budgetmix_robustness mean over out-of-range budgets of budgetmix - fixed                     interval > 0
                      (also reported, not tested: curriculum - fixed, budgetmix - curriculum)
-process_supervision  mean over budgets of process - no-process arm             interval > 0
-==================== ======================================================= ==========================
+process_supervision  mean over budgets of process - no-process arm                           interval > 0
+==================== ======================================================================= =====================
 """
 
 from __future__ import annotations
@@ -235,7 +235,7 @@ def _recovery_claim(recovery: Sequence[Mapping[str, Any]], s: ClaimSettings) -> 
         for agent, sign in ((s.rl, 1.0), (s.base, -1.0)):
             weights[(agent, k)] += sign / len(ks)
             weights[(agent, 0)] -= sign / len(ks)
-    claim = _claim("recovery", f"mean over k={ks} of [{s.rl} - {s.base}](k) - [{s.rl} - {s.base}](0)", cells,
+    claim = _claim("recovery", f"mean over k={ks} of Δ(k) - Δ(0), Δ(k) = {s.rl} - {s.base} after k errors", cells,
                    dict(weights) or {(s.rl, 0): 1.0, (s.rl, 1): -1.0}, s, axis="k")  # fmt: skip
     claim["per_k"] = {str(k): {a: round(float(cells[(a, k)].mean()), 6) for a in (s.rl, s.base) if (a, k) in cells}
                       for k in sorted({key[1] for key in cells})}  # fmt: skip

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_budget.eval.figures import figure_legend, new_figure, save_figure, series_style, shifted
+from agentgym_budget.eval.figures import add_caption, figure_legend, new_figure, save_figure, series_style, shifted
 from agentgym_budget.eval.passkt.caption import summary_caption
 from agentgym_budget.eval.passkt.summary import AgentGrid, Difference, Summary
 from agentgym_budget.runner.outputs import OutputSet
@@ -205,7 +205,7 @@ def write_plots(summary: Summary, outputs: OutputSet, formats: Sequence[str] = (
         figures["difference"] = difference_figure(differences)
     paths = []
     for stem, figure in figures.items():
-        caption = textwrap.fill(summary_caption(summary), width=int(figure.get_figwidth() * 15))
-        figure.text(0.5, 0.0, caption, ha="center", va="top", fontsize=8)  # below the axes; saved with them
+        caption = textwrap.fill(summary_caption(summary, stem), width=int(figure.get_figwidth() * 15))
+        add_caption(figure, caption)
         paths += save_figure(figure, [outputs.path(f"{stem}.{fmt}") for fmt in formats])
     return paths
