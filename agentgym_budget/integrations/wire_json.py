@@ -28,7 +28,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "WireJSONError", "loads_wire"]
+__all__ = ["WireJSONError", "loads_wire"]
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and objects read (a request nests 3 levels: ``{"type", "data": {...}}``)."""

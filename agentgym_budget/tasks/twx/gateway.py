@@ -34,7 +34,7 @@ from typing import Any
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import MissingDependencyError
 
-__all__ = ["JAVA_INSTALL_HINT", "detach", "jvm_pid", "new_game_interface"]
+__all__ = ["JAVA_INSTALL_HINT", "jvm_pid", "new_game_interface"]
 
 JAVA_INSTALL_HINT = (
     "Install a Java runtime (11 or newer), e.g. `apt-get install default-jre-headless` on Debian/Ubuntu "
