@@ -106,12 +106,22 @@ HALF_WIDTH_TARGET = 0.05
 
 
 def _power_line(claims: Sequence[Mapping[str, Any]]) -> str:
-    widths = {c["claim"]: (c.get("interval") or {}).get("half_width") for c in claims}
+    """The power line of ``study.md``: a saturated claim (one outcome in every cell, half-width 0) has no power.
+
+    Example:
+        >>> claims = [{"claim": "a", "interval": {"half_width": 0.0}, "saturated": 0.0},
+        ...           {"claim": "b", "interval": {"half_width": 0.04}}]
+        >>> _power_line(claims)
+        '- Power: half-width target <= 0.05; achieved by 1 of 1 measured claims (b 0.040); saturated, so no power: a.'
+    """
+    widths = {c["claim"]: (c.get("interval") or {}).get("half_width") for c in claims if "saturated" not in c}
+    saturated = [c["claim"] for c in claims if "saturated" in c]
     measured = {name: width for name, width in widths.items() if width is not None}
     met = [name for name, width in measured.items() if width <= HALF_WIDTH_TARGET]
     line = (
         f"- Power: half-width target <= {HALF_WIDTH_TARGET}; achieved by {len(met)} of {len(measured)} measured "
-        f"claims ({', '.join(f'{n} {w:.3f}' for n, w in measured.items()) or 'none'})."
+        f"claims ({', '.join(f'{n} {w:.3f}' for n, w in measured.items()) or 'none'})"
+        + (f"; saturated, so no power: {', '.join(saturated)}." if saturated else ".")
     )
     short = {name: (width / HALF_WIDTH_TARGET) ** 2 for name, width in measured.items() if name not in met}
     if short:
