@@ -52,10 +52,11 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from agentgym_budget.errors import InvalidOptionError, WorkerError, did_you_mean
 from agentgym_budget.runner.jitter import injected_delay
+from agentgym_budget.runner.jobs import Deliver, Emit, Finalize, JobBackend, Work
 from agentgym_budget.runner.parent_watch import exit_with_parent
 from agentgym_budget.runner.quiet import quiet_progress
 
@@ -64,28 +65,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Emit", "make_backend", "run_jobs"]
 
-Emit = Callable[[Any], None]
-"""Callback a job function calls with each finished result."""
-
-Work = Callable[[Any, Emit], None]
-"""A job function: ``fn(job, emit)`` plays one job and emits its results."""
-
-Deliver = Callable[[Any], None]
-"""Where the driver receives each result (``on_result``)."""
-
-Finalize = Callable[[], None] | None
-"""Run once in every worker when it stops (closes the worker's shared resources), or ``None``."""
-
 BACKENDS = ("local", "ray")
 """Executors of :func:`make_backend`: ``local`` (this machine's processes) and ``ray`` (a Ray cluster)."""
-
-
-@runtime_checkable
-class JobBackend(Protocol):
-    """An executor of :func:`run_jobs` other than the local one (see the module docstring for its contract)."""
-
-    def run(self, fn: Work, jobs: Sequence[Any], *, workers: int, on_result: Deliver, finalize: Finalize) -> None:
-        """Run ``fn(job, emit)`` for every job with ``workers`` workers, delivering results to ``on_result``."""
 
 
 def make_backend(name: str = "local", *, ray_address: str | None = None) -> JobBackend | None:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgym_budget.errors import WorkerError
-from agentgym_budget.runner.pool import Deliver, Finalize, Work
+from agentgym_budget.runner.jobs import Deliver, Finalize, Work
 from agentgym_budget.runner.ray_cluster import ray_connection
 
 __all__ = ["RayBackend"]
