@@ -136,15 +136,17 @@ def test_the_rollout_settings_are_checked():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("env", "env_args"),
-    [("TextWorld-CoinCollector-v0", "level=2"), ("ALFWorld-PickAndPlace-v0", "")],
+    ("env", "env_args", "budget"),
+    [("TextWorld-CoinCollector-v0", "level=2", "3"), ("ALFWorld-PickAndPlace-v0", "", "15")],
     ids=["textworld", "alfworld"],
 )
-def test_the_train_command_plays_tree_rollouts_with_dynamic_sampling(tmp_path, env, env_args, capsys):
+def test_the_train_command_plays_tree_rollouts_with_dynamic_sampling(tmp_path, env, env_args, budget, capsys):
     pytest.importorskip("trl")
     from agentgym_budget.cli.main import main
 
-    argv = ["train", "--env", env, "--env-args", env_args, "--recipe", "fixed", "--budget", "3", "--sft-steps", "2"]
+    # The SFT demonstrations are the expert's wins within the budget: ALFWorld's need more than 3 turns.
+    argv = ["train", "--env", env, "--env-args", env_args, "--recipe", "fixed", "--budget", budget, "--sft-steps", "2"]
+    argv += ["--rl-tokens-per-turn", "16"]
     argv += ["--steps", "2", "--train-tasks", "2", "--tiny-size", "1x32", "--no-progress", "--out", str(tmp_path)]
     argv += ["--rollouts", "tree", "--dynamic-sampling", "--resample-rounds", "1"]
     argv += ["--rl-episodes-per-step", "4", "--rl-num-generations", "2"]
