@@ -182,6 +182,7 @@ def test_ids_missing_an_extra_raise_the_typed_error():
         "import sys\n"
         "sys.modules['rapidfuzz'] = None\n"
         "sys.modules['fast_downward'] = None\n"
+        "sys.modules['textworld_express'] = None\n"
         "import gymnasium as gym, agentgym_budget\n"
         "from agentgym_budget.errors import MissingDependencyError\n"
         "for env_id in agentgym_budget.registered_ids():\n"
