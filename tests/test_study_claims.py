@@ -103,7 +103,12 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     assert plain.train.sft_agent.startswith("noisy-expert") and plain.train.sft_mask_errors
     assert (plain.train.model, plain.train_budget, plain.arms) == ("smollm2-135m", 4, ("fixed", "budgetmix"))
     grpo = plain.recipe("fixed", Path("sft/final")).grpo
-    assert (grpo.learning_rate, grpo.dynamic_sampling, grpo.episodes_per_step, grpo.num_generations) == (1e-5, True, 4, 4)
+    assert (grpo.learning_rate, grpo.dynamic_sampling, grpo.episodes_per_step, grpo.num_generations) == (
+        1e-5,
+        True,
+        4,
+        4,
+    )
     assert build_study(parser.parse_args(["--out", "x", "--train-budget", "6"])).train_budget == 6
     noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
     assert noisy.train.sft_agent.startswith("noisy-expert") and not noisy.train.sft_mask_errors
