@@ -13,7 +13,9 @@
 It writes ``study.json`` (settings, the Pass@1 table at every budget with its interval, the
 step-value distribution of the probes, the ``claims`` with their verdicts:
 :mod:`agentgym_budget.train.study_claims`), ``study.md`` (the tables, claims and the text summaries of
-the three evaluations, with the wall and CPU time of every stage) and ``timing.json`` (per stage: wall
+the three evaluations, with the wall and CPU time of every stage), two figures (``pass_at_1.png``: Pass@1 against
+the budget and each RL run minus the base; ``training.png``: SFT loss, GRPO return and groups with a signal per
+step; :mod:`agentgym_budget.train.study_figures`) and ``timing.json`` (per stage: wall
 seconds, CPU seconds of the process and its workers, load averages). ``study.json`` holds no time: with
 the same settings and seed it is byte-identical whatever the load, ``workers`` or the interleaving of
 episodes (up to the study directory's path inside the agent names).
@@ -50,6 +52,7 @@ from agentgym_budget.train.study_eval import (
     step_value_distribution,
     turn_quality,
 )
+from agentgym_budget.train.study_figures import study_figures
 from agentgym_budget.train.study_report import study_markdown
 from agentgym_budget.train.trajectories import DEMONSTRATIONS
 
@@ -288,7 +291,8 @@ def run_study(
         "claims": study_claims(out, config, agents),
     }
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")
-    (out / "study.md").write_text(study_markdown(config, study, texts, stage_times(out)))
+    figures = study_figures(out, config, study, stage_times(out))
+    (out / "study.md").write_text(study_markdown(config, study, texts, stage_times(out), figures))
     return study
 
 

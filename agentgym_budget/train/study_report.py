@@ -28,6 +28,16 @@ def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
     return [*lines, f"| total | {wall / 60:.1f} | {cpu / 60:.1f} | |", ""]
 
 
+def figure_lines(figures: Sequence[str], name: str, alt: str) -> list[str]:
+    """A Markdown image line for figure ``name`` if it was drawn.
+
+    Example:
+        >>> figure_lines(["training.png"], "training.png", "curves")
+        ['![curves](training.png)', '']
+    """
+    return [f"![{alt}]({name})", ""] if name in figures else []
+
+
 def training_lines(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Each RL run's GRPO steps, how many had a reward signal, and its training success early and late.
 
@@ -189,8 +199,15 @@ def scope_lines(config: Any) -> list[str]:
     ]
 
 
-def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, str], times: Mapping[str, Any]) -> str:
-    """The text of ``study.md`` (``config``: the :class:`~agentgym_budget.train.study.StudyConfig`)."""
+def study_markdown(
+    config: Any,
+    study: Mapping[str, Any],
+    texts: Mapping[str, str],
+    times: Mapping[str, Any],
+    figures: Sequence[str] = (),
+) -> str:
+    """The text of ``study.md`` (``config``: the :class:`~agentgym_budget.train.study.StudyConfig`; ``figures``:
+    the names of the figures drawn beside it)."""
     lines = [
         f"# Study on {config.env_id} ({config.env_kwargs}), held-out test tasks",
         "",
@@ -202,8 +219,10 @@ def study_markdown(config: Any, study: Mapping[str, Any], texts: Mapping[str, st
         "",
         *scope_lines(config),
         *pass_at_one_lines(study["pass@1"], study["differences"], config.eval_budgets),
+        *figure_lines(figures, "pass_at_1.png", "Pass@1 by budget, and each RL run minus the base"),
         *turn_lines(study["turns"]),
         *training_lines(study["training"]),
+        *figure_lines(figures, "training.png", "SFT loss, GRPO return and groups with a signal per step"),
     ]
     lines += claims_markdown(study["claims"], config.training_seeds)
     if study["probe_step_values"]["states_examined"]:
