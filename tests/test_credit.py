@@ -151,14 +151,16 @@ def test_grpo_with_turn_credit_trains_without_nan(tmp_path, credit):
 
 
 def _rows(path):
-    timing = {"elapsed_s", "step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second"}
+    timing = {"elapsed_s", "step_time", "train_runtime", "train_samples_per_second", "train_steps_per_second",
+              "rollout_s", "rollout_tokens_per_s"}  # fmt: skip
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     return [{k: v for k, v in row.items() if k not in timing and k != "train_loss"} for row in rows]
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
-def test_killed_sft_and_grpo_resume_to_bit_identical_weights_and_metrics(tmp_path):
+@pytest.mark.parametrize("variant", ["turn", "dynamic"])  # TRL's rollouts; the package's, with dynamic sampling
+def test_killed_sft_and_grpo_resume_to_bit_identical_weights_and_metrics(tmp_path, variant):
     import subprocess
 
     torch = pytest.importorskip("torch")
@@ -167,7 +169,7 @@ def test_killed_sft_and_grpo_resume_to_bit_identical_weights_and_metrics(tmp_pat
     from tests.resume_worker import KILLED
 
     def run(out, *kill):
-        command = [sys.executable, "-m", "tests.resume_worker", str(tmp_path / out), *map(str, kill)]
+        command = [sys.executable, "-m", "tests.resume_worker", str(tmp_path / out), variant, *map(str, kill)]
         return subprocess.run(command, capture_output=True, text=True, timeout=600).returncode
 
     assert run("straight") == 0
