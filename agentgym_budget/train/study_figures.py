@@ -130,6 +130,10 @@ def training_figure(out: Path, runs: Sequence[str], times: Mapping[str, Any], pa
     signal.set(
         title="groups with a reward signal", xlabel="GRPO step", ylabel="share of the step's groups", ylim=(-0.05, 1.05)
     )
+    from matplotlib.ticker import MaxNLocator
+
+    for axis in (loss, reward, signal):
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     figure_legend(figure, [reward])
     caption = (
         "Left: SFT loss per step. Middle: each RL run's mean episode return per GRPO step (the rollouts it trained on).\n"
