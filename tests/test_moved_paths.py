@@ -51,3 +51,15 @@ def test_the_top_level_is_a_map():
     for package in (p for p in top.iterdir() if (p / "__init__.py").exists()):
         doc = (package / "__init__.py").read_text()
         assert doc.lstrip().startswith(('"""', 'r"""')), f"{package.name}/__init__.py has no docstring"
+
+
+def test_the_scrub_helpers_made_private_still_import_with_a_warning() -> None:
+    from agentgym_budget.runner import scrub
+
+    with pytest.warns(DeprecationWarning, match="scrub_text is private"):
+        scrub_text = scrub.scrub_text
+    assert scrub_text("key sk-abcdefghijklmnopqrstuv", secrets=()) == "key ***"
+    with pytest.warns(DeprecationWarning):
+        assert scrub.REDACTED == "***"
+    with pytest.raises(AttributeError, match="no attribute 'scrubber'"):
+        scrub.scrubber  # noqa: B018

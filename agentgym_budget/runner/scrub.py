@@ -72,3 +72,20 @@ def _scrub(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(_scrub(v, secrets) for v in value) if not hasattr(value, "_fields") else value
     return value
+
+
+_RENAMED = {"scrub_text": "_scrub_text", "environment_secrets": "_environment_secrets", "REDACTED": "_REDACTED"}
+
+
+def __getattr__(name: str) -> Any:
+    """The names this module had before 2026-12-06, with a DeprecationWarning (they are private now)."""
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(
+            f"agentgym_budget.runner.scrub.{name} is private since 2026-12-06; use scrub() (it scrubs strings too).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
