@@ -154,6 +154,39 @@ def _gain_lines(claims: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+CLAIM_QUESTIONS = {
+    "budget_dependence": "RL's gain depends on the budget (Δ(T_large) - Δ(T_small), Pass@1)",
+    "single_step": "the gain is not in single steps (probe accuracy, RL - base)",
+    "recovery": "the gain is in recovery (k = 1-3 forced errors minus k = 0)",
+    "budgetmix_robustness": "BudgetMix is more robust (BudgetMix - fixed outside its budgets)",
+    "process_supervision": "process supervision helps (with - without the process signal)",
+}
+"""Each claim as the README's verdict table asks it."""
+
+
+def verdict_lines(claims: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The README's verdict table: per claim its question, estimate with interval, and verdict.
+
+    Example:
+        >>> claim = {"claim": "recovery", "estimate": 0.1, "verdict": "undecided",
+        ...          "interval": {"low": 0.0, "high": 0.2, "confidence": 0.95}}
+        >>> verdict_lines([claim, {"claim": "single_step", "verdict": "undecided", "reason": "arms not run: sft"}])[2:]
+        ['| the gain is in recovery (k = 1-3 forced errors minus k = 0) | +0.100 [+0.000, +0.200] (95%) | undecided |', '| the gain is not in single steps (probe accuracy, RL - base) | not measured (arms not run: sft) | undecided |']
+    """
+    lines = ["| claim (contrast) | estimate [interval] | verdict |", "|---|---|---|"]
+    for claim in claims:
+        interval = claim.get("interval")
+        if interval and claim.get("estimate") is not None:
+            value = (
+                f"{claim['estimate']:+.3f} [{interval['low']:+.3f}, {interval['high']:+.3f}] "
+                f"({interval['confidence']:.0%})"
+            )
+        else:
+            value = f"not measured ({claim.get('reason', 'no data')})"
+        lines.append(f"| {CLAIM_QUESTIONS[claim['claim']]} | {value} | {claim['verdict']} |")
+    return lines
+
+
 def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1) -> list[str]:
     """Lines of ``study.md``: the claims table and what the study can and cannot show.
 
