@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import shutil
 from pathlib import Path
@@ -87,3 +88,17 @@ def test_the_readme_quotes_the_main_jobs_timings_from_one_table() -> None:
     quoted = re.findall(r"(\d+ s) wall", quick_start)
     assert quoted and set(quoted) <= walls, f"README quotes {quoted}; docs/getting-started.md measured {sorted(walls)}"
     assert "(126 s of CPU time" in quick_start and any(row[3:] == ["90 s", "126 s"] for row in rows)
+
+
+def test_the_readme_verdicts_are_those_of_the_committed_default_study() -> None:
+    from agentgym_budget.train.study_claims import verdict_lines
+
+    study = json.loads((ROOT / "docs" / "results" / "study.json").read_text())
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("<!-- verdicts of docs/results/study.json -->\n", 1)[1].split("\n\n", 1)[0]
+    assert table.splitlines() == verdict_lines(study["claims"]), (
+        "README's verdict table differs from docs/results/study.json: paste\n"
+        "python -c 'import json; from agentgym_budget.train.study_claims import verdict_lines; "
+        "print(*verdict_lines(json.load(open(\"docs/results/study.json\"))[\"claims\"]), sep=\"\\n\")'"
+    )
+    assert study["config"]["train"]["model"] == "smollm2-135m" and study["config"]["eval_tasks"] >= 32
