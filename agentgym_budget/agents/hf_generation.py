@@ -1,11 +1,13 @@
 """Batched, seeded generation for the ``hf:PATH`` agent, and the batcher that groups concurrent episodes' turns.
 
-:func:`generate` runs one batch: the conversations are left-padded, prefilled together and extended
-token by token with a key/value cache. Every row samples from its own :class:`torch.Generator`
-seeded with the request's seed (:func:`row_seed` of the episode seed and the turn), after its own
-temperature / top-k / top-p filtering, so a row's tokens do not depend on the other rows of the
-batch: the same episode seed gives the same reply whether it is generated alone or with others
-(the tests check a batch of 4 against 4 single generations). ``temperature=0`` is greedy.
+:func:`generate` runs one batch: the conversations are left-padded, prefilled together (rows with the
+same prompt and nothing cached once: a GRPO group's first turn) and extended token by token with a
+key/value cache that has room for the replies (a token is written into it, not concatenated to a copy
+of it: ``agents/_hf_kv.py``); logits are computed for the last position only. Every row samples from
+its own :class:`torch.Generator` seeded with the request's seed (:func:`row_seed` of the episode seed
+and the turn), after its own temperature / top-k / top-p filtering, so a row's tokens do not depend
+on the other rows of the batch: the same episode seed gives the same reply whether it is generated
+alone or with others (the tests check a batch of 4 against 4 single generations). ``temperature=0`` is greedy.
 
 A row ends at an end-of-sequence token (kept in its ids, as TRL keeps it) or after
 ``max_new_tokens``. A conversation longer than the model's context minus ``max_new_tokens`` keeps
@@ -32,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym_budget.agents.hf_kv import PrefixCache, cache_of, layer_tensors, reserved_cache
+from agentgym_budget.agents._hf_kv import PrefixCache, cache_of, layer_tensors, reserved_cache
 from agentgym_budget.agents.hf_model import LocalModel
 from agentgym_budget.errors import InvalidOptionError
 

@@ -108,7 +108,10 @@ def reserved_cache(cache: Any, rows: Sequence[int], room: int) -> Any:
     from transformers.cache_utils import DynamicLayer
 
     index = torch.tensor(list(rows), dtype=torch.long)
-    if not hasattr(cache, "layers") or any(type(layer) is not DynamicLayer for layer in cache.layers):
+    plain = hasattr(cache, "layers") and all(
+        type(layer) is DynamicLayer and layer.keys is not None for layer in cache.layers
+    )
+    if not plain:
         cache.batch_select_indices(index)
         return cache
     growing = _growing_layer()
