@@ -6,7 +6,7 @@ route's data packages, ``[tool.agentgym-budget.no-deps]``; pip's cache and ``fin
 ``# route: EXTRA`` (the README includes them verbatim: tests/test_install_routes.py), or, for an
 extra with no example yet, an import smoke of ``agentgym_budget.integrations.<extra>``. The base
 route runs the quick start's main job on a small grid. A route whose library cannot share CI's venv
-(``verl``) also runs its own tests against the real library there (``ROUTE_TESTS``). Routes run ``--jobs`` at a time; any failure
+(``verl``) also runs its own tests against the real library there (``ROUTE_TESTS``; with ``twx`` beside it, ``ROUTE_EXTRAS``). Routes run ``--jobs`` at a time; any failure
 (including a pip that cannot reach its index) fails the run with the log's tail.
 
 Usage: ``python .ci/install_routes.py [--jobs 2] [--only base,webshop] [--keep DIR]``
@@ -42,6 +42,8 @@ ROUTE_TESTS = {
         "agentgym_budget/cli/cmd_export_dataset.py",
     ],
 }
+ROUTE_EXTRAS = {"verl": "verl,twx"}
+"""Extras a route installs besides its own: verl's tests also play the TWX ids through its agent loop."""
 TEST_PACKAGES = ["pytest>=8", "hypothesis>=6", "pytest-timeout>=2"]
 ROUTE_MARKER = re.compile(r"^# route: ([\w-]+)\s*$")
 
@@ -89,7 +91,7 @@ def check(route: str, work: Path, cache: Path) -> tuple[str, bool, float, str]:
     venv = work / f"venv-{route}"
     run_dir = work / f"run-{route}"
     run_dir.mkdir(parents=True, exist_ok=True)
-    target = str(ROOT) if route == "base" else f"{ROOT}[{route}]"
+    target = str(ROOT) if route == "base" else f"{ROOT}[{ROUTE_EXTRAS.get(route, route)}]"
     env = {**os.environ, "AGENTGYM_BUDGET_CACHE": str(cache), "PYTHONPATH": "", "AGENTGYM_REQUIRE_VERL": "1"}
     env.pop("VIRTUAL_ENV", None)
     steps = [

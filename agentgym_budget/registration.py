@@ -174,12 +174,33 @@ def register_env(
     if env_id not in gym.registry:
         gym.register(
             id=env_id,
-            entry_point=EnvEntryPoint(entry_point),
-            vector_entry_point=VectorEntryPoint(env_id),
+            entry_point=f"{__name__}:{entry_point.replace(':', '.')}",
+            vector_entry_point=f"{__name__}:{env_id}",
             kwargs=dict(kwargs or {}),
         )
     _CATALOG[env_id] = info
     return info
+
+
+def __getattr__(name: str) -> Any:
+    """The objects behind the ids' string entry points, which Gymnasium loads as ``module:attribute``.
+
+    ``agentgym_budget.registration:<module>.<Class>`` is the :class:`EnvEntryPoint` of a registered class and
+    ``agentgym_budget.registration:<id>`` the :class:`VectorEntryPoint` of a registered id. Strings keep
+    ``env.spec.to_json()`` and ``EnvSpec.from_json`` working (Gymnasium cannot serialise a callable), and only
+    registered targets resolve.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> gym.spec("agentgym_budget/TextWorld-CoinCollector-v0").entry_point
+        'agentgym_budget.registration:agentgym_budget.tasks.textworld.env.CoinCollectorEnv'
+    """
+    if name in _CATALOG:
+        return VectorEntryPoint(name)
+    for info in _CATALOG.values():
+        if info.entry_point.replace(":", ".") == name:
+            return EnvEntryPoint(info.entry_point)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def registered_ids(family: str | None = None) -> list[str]:

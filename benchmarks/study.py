@@ -51,11 +51,12 @@ def report(out: Path) -> None:
 
 
 SMOKE = [
-    "--train-budget", "3", "--sft-steps", "2", "--rl-steps", "1", "--train-tasks", "4", "--budgets", "3,4", "--eval-budgets", "3",
+    "--preset", "smoke", "--train-budget", "3", "--sft-steps", "2", "--rl-steps", "1", "--train-tasks", "4", "--budgets", "3,4", "--eval-budgets", "3",
     "--eval-tasks", "2", "--eval-samples", "4", "--probe-states", "1", "--recovery-states", "1", "--workers", "1",
     "--no-progress",
 ]  # fmt: skip
-"""``--smoke``: every stage on a few tasks and steps (into a temporary directory unless --out is given)."""
+"""``--smoke``: every stage on a few tasks and steps (into a temporary directory unless --out is given), from the
+smoke preset (one training seed per RL arm, its small GRPO steps) rather than the default preset's sizes."""
 
 
 if __name__ == "__main__":

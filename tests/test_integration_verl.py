@@ -18,7 +18,6 @@ import pytest
 if os.environ.get("AGENTGYM_REQUIRE_VERL") != "1":
     pytest.importorskip("verl", reason="needs the [verl] extra in its own venv (README: verl)")
 
-import gymnasium as gym
 from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, DictConfigWrap, _agent_loop_registry
 
@@ -29,11 +28,12 @@ from agentgym_budget.integrations.verl_data import verl_rows
 from tests.verl_support import ScriptedServer, build_tokenizer, trainer_config
 
 COIN = {"env_id": "TextWorld-CoinCollector-v0", "env_kwargs": "level=5"}
+TWX_COIN = {"env_id": "TWX-CoinCollector-v0", "env_kwargs": "num_locations=3"}  # the route installs [verl,twx]
 PROMPT = [{"role": "system", "content": "Play. Reply with: Action: <command>"}, {"role": "user", "content": ""}]
 
 
-def _expert_plan(seed: int) -> list[str]:
-    env = gym.make("agentgym_budget/TextWorld-CoinCollector-v0", level=5, info_keys={"expert_plan"})
+def _expert_plan(seed: int, env_row: dict = COIN) -> list[str]:
+    env = SessionConfig(env_row["env_id"], env_kwargs=env_row["env_kwargs"]).ref.make_base({"expert_plan"})
     try:
         return list(env.reset(seed=seed)[1]["expert_plan"])
     finally:
@@ -86,13 +86,14 @@ def _check_bookkeeping(output: AgentLoopOutput, tokenizer: Any, server: Scripted
         assert observation not in tokenizer.decode(reply)
 
 
-def test_expert_replies_win(tokenizer: Any) -> None:
-    plan = _expert_plan(seed=0)
+@pytest.mark.parametrize(("env_row", "budget"), [(COIN, 10), (TWX_COIN, 30)], ids=["textworld", "twx"])
+def test_expert_replies_win(tokenizer: Any, env_row: dict, budget: int) -> None:
+    plan = _expert_plan(0, env_row)
     server = ScriptedServer(tokenizer, [f"I go.\nAction: {command}" for command in plan])
-    output = _run(tokenizer, server, {**COIN, "seed": 0, "max_turns": 10, "index": 3})
+    output = _run(tokenizer, server, {**env_row, "seed": 0, "max_turns": budget, "index": 3})
     fields = output.extra_fields
     assert fields["won"] and fields["terminated"] and not fields["truncated"] and not fields["cut_by_length"]
-    assert (fields["env_turns"], fields["budget"], fields["admissible_rate"]) == (len(plan), 10, 1.0)
+    assert (fields["env_turns"], fields["budget"], fields["admissible_rate"]) == (len(plan), budget, 1.0)
     assert output.reward_score == pytest.approx(fields["env_return"]) and output.reward_score > 0
     assert output.num_turns == 1 + 2 * len(plan) - 1  # prompt, replies and observations between them (no final one)
     assert len(server.calls) == len(plan)

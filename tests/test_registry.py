@@ -30,6 +30,41 @@ def test_every_id_makes_a_text_env(env_id):
 
 
 @pytest.mark.parametrize("env_id", IDS)
+def test_every_spec_survives_json_and_pickle_with_its_entry_points(env_id):
+    import pickle
+
+    from gymnasium.envs.registration import EnvSpec
+
+    from agentgym_budget.registration import _CATALOG, EnvEntryPoint, VectorEntryPoint
+
+    spec = gym.spec(env_id)
+    for copy in (EnvSpec.from_json(spec.to_json()), pickle.loads(pickle.dumps(spec))):
+        assert (copy.entry_point, copy.vector_entry_point, copy.kwargs) == (
+            spec.entry_point,
+            spec.vector_entry_point,
+            spec.kwargs,
+        )
+    module = agentgym_budget.registration
+    assert module.__getattr__(spec.entry_point.split(":")[1]) == EnvEntryPoint(_CATALOG[env_id].entry_point)
+    assert module.__getattr__(spec.vector_entry_point.split(":")[1]) == VectorEntryPoint(env_id)
+
+
+def test_a_spec_from_json_makes_the_same_budgeted_stack():
+    from gymnasium.envs.registration import EnvSpec
+
+    env = gym.make(COIN, level=3, max_turns=4, show_budget=True)
+    twin = gym.make(EnvSpec.from_json(env.spec.to_json()))
+    try:
+        assert [type(layer).__name__ for layer in _layers(twin)] == [type(layer).__name__ for layer in _layers(env)]
+        assert twin.reset(seed=1) == env.reset(seed=1)
+    finally:
+        env.close()
+        twin.close()
+    with pytest.raises(AttributeError, match=r"no attribute 'os\.system'"):
+        agentgym_budget.registration.__getattr__("os.system")  # only registered targets resolve
+
+
+@pytest.mark.parametrize("env_id", IDS)
 def test_every_id_resolves_without_namespace(env_id):
     short = env_id.split("/", 1)[1]
     assert agentgym_budget.registration.resolve_id(short) == env_id

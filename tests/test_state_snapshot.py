@@ -155,6 +155,23 @@ def test_replay_fallback_on_a_foreign_deterministic_env():
     assert [transition_key(fork.step(1)) for fork in forks] == [continuation[0]] * 2
 
 
+def test_a_replay_log_longer_than_the_cap_is_refused_before_the_stack_is_touched():
+    env = StateSnapshot(gym.make("FrozenLake-v1", is_slippery=True), max_replay_actions=3)
+    env.reset(seed=5)
+    env.step(1)
+    short = env.snapshot()
+    forged = dataclasses.replace(short, replay=dataclasses.replace(short.replay, actions=(1,) * 4))
+    before = transition_key(env.step(2))
+    with pytest.raises(SnapshotMismatchError, match="holds 4 actions, more than max_replay_actions=3"):
+        env.restore(forged)
+    assert env.get_wrapper_attr("s") == before[0] and len(env._actions) == 2  # untouched: no reset, no replay
+    env.restore(short)
+    assert env.fork(1)[0].max_replay_actions == 3
+    for wrong in (0, -1, True, 2.5):
+        with pytest.raises(InvalidOptionError, match="max_replay_actions must be a positive integer"):
+            StateSnapshot(gym.make("FrozenLake-v1"), max_replay_actions=wrong)
+
+
 def test_module_level_get_set_state_through_gym_make_stack():
     env = TurnBudget(gym.make(COIN), max_turns=10)
     env.reset(seed=0, options={"task": 0})

@@ -4,7 +4,8 @@ Sentences tested elsewhere: the digest catches truncation (``test_snapshot_codec
 (``test_snapshot_keys``), the checks of each wrapper, of the episode, of WebShop sessions, the replay of
 unsealed TextWorld states, the budget a snapshot keeps, the empty key, FIFOs and devices as stories and in
 cache entries, ``game.json`` fields and long actions (``test_hostile_parts``), Z-machine states against
-their story (``test_hostile_snapshots``), ALFWorld operators (``test_alfworld_engine``).
+their story (``test_hostile_snapshots``), ALFWorld operators (``test_alfworld_engine``), the replay cap of
+``StateSnapshot(mode="replay")`` (``test_state_snapshot``).
 """
 
 from __future__ import annotations

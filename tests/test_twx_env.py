@@ -107,6 +107,21 @@ def test_the_gold_path_wins_every_game(env_id: str) -> None:
     assert steps <= len(env.unwrapped.gold_path)  # TWC's gold path may go on after the win
 
 
+@pytest.mark.parametrize("env_id", [COIN, "agentgym_budget/TWX-TWC-v0"], ids=["coin", "twc"])
+def test_the_gold_path_of_a_task_is_the_same_at_every_reset(env_id: str) -> None:
+    # The engine seeds these two games' gold-path random walks from the clock; ours from the task's seed.
+    envs = [gym.make(env_id, info_keys={"expert_plan"}) for _ in range(2)]
+    plans = {tuple(env.reset(seed=seed, options={"task": 0})[1]["expert_plan"]) for seed in range(3) for env in envs}
+    assert len(plans) == 1
+    env = envs[0]
+    _, info = env.reset(seed=0, options={"task": 0})
+    for action in plans.pop():
+        _, _, terminated, _, info = env.step(action)
+        if terminated:
+            break
+    assert info["won"]
+
+
 def test_leaving_the_gold_path_leaves_the_expert_without_a_plan() -> None:
     env = gym.make(COIN, num_locations=3, info_keys={"expert_action", "expert_plan"})
     _, info = env.reset(seed=0)

@@ -110,6 +110,93 @@ def test_trl_tool_env_plays_a_twx_id() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
+def test_train_runs_sft_on_the_gold_path_then_grpo_on_a_twx_id(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("trl")
+    from agentgym_budget.chat.format import ChatFormat
+
+    argv = ["train", "--env", "TWX-CoinCollector-v0", "--env-args", "num_locations=4", "--recipe", "fixed"]
+    argv += ["--budget", "30", "--sft-steps", "2", "--steps", "2", "--train-tasks", "2", "--tiny-size", "1x32"]
+    argv += ["--rl-episodes-per-step", "4", "--rl-num-generations", "2", "--rl-tokens-per-turn", "16"]
+    threads = torch.get_num_threads()
+    try:
+        assert main([*argv, "--no-progress", "--no-plots", "--out", str(tmp_path)]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert (run["sft_agent"], run["sft_mask_errors"]) == ("expert", False)  # its expert cannot recover: clean
+    demonstrations = json.loads((tmp_path / "sft" / "demonstrations.json").read_text())
+    env = gym.make(COIN, num_locations=4, info_keys={"expert_plan"})
+    for record in demonstrations["records"]:  # every demonstration is its task's gold path, won
+        plan = env.reset(seed=0, options={"task": record["task_id"]})[1]["expert_plan"]
+        assert record["won"] and record["commands"] == plan and record["off_expert_turns"] == []
+    assert len(demonstrations["conversations"]) == 4
+    sft = [json.loads(line) for line in (tmp_path / "sft" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in sft if "loss" in r] == [1, 2]
+    episodes = [json.loads(line) for line in (tmp_path / "rl" / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == 8 and {e["step"] for e in episodes} == {1, 2}
+    assert all(e["task_id"] in {"coin-0", "coin-1"} and e["budget"] == 30 and e["turns"] <= 30 for e in episodes)
+    rl = [json.loads(line) for line in (tmp_path / "rl" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rl if "reward" in r] == [1, 2]
+    assert ChatFormat.load(tmp_path / "final").env == "TWX-CoinCollector-v0(num_locations=4)"
+    assert (tmp_path / "final" / "model.safetensors").stat().st_size > 0
+
+
+def test_train_says_when_no_demonstration_was_won(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("trl")
+    argv = ["train", "--env", "TWX-CoinCollector-v0", "--env-args", "num_locations=4", "--recipe", "sft"]
+    argv += ["--budget", "1", "--train-tasks", "1", "--demonstrations", "masked", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    assert "None of the 2 demonstration episodes of noisy-expert-recover:eps=0.2" in capsys.readouterr().err
+
+
+def test_verl_rows_play_in_the_loops_executor_threads(tmp_path: Path) -> None:
+    """The verl agent loop's own part, which needs no verl: rows read back as verl reads them, the shared
+    session pool, and ``reset`` / ``step`` in executor threads (tests/test_integration_verl.py plays the
+    same rows through verl's loop where the ``verl`` extra is installed)."""
+    pq = pytest.importorskip("pyarrow.parquet", reason="writing parquet needs pyarrow (the verl extra)")
+    from agentgym_budget.integrations.pool import shared_pool
+    from agentgym_budget.integrations.verl import _fields, _first_messages
+    from agentgym_budget.integrations.verl_data import row_episode
+
+    path = tmp_path / "twx.parquet"
+    argv = ["export-dataset", "TWX-CoinCollector-v0", "--env-args", "num_locations=3", "--episodes", "4"]
+    assert main([*argv, "--seed", "7", "--budget", "30", "--output", str(path)]) == 0
+    rows = pq.read_table(path).to_pandas().to_dict("records")
+    expert = gym.make(COIN, num_locations=3, info_keys={"expert_plan"})
+
+    def play(row: dict) -> tuple[dict, str]:
+        config, episode = row_episode(row["extra_info"])
+        pool = shared_pool(config)
+        session = pool.acquire()
+        try:
+            first = session.reset(**episode)
+            prompt = _first_messages(row["prompt"], first)[-1]["content"]
+            for command in expert_plans[first.task_id]:
+                if session.step(f"I go.\nAction: {command}").done:
+                    break
+            return _fields(session, False), prompt
+        finally:
+            pool.release(session)
+
+    seeds = [int(row["extra_info"]["seed"]) for row in rows]
+    task_ids, expert_plans = [], {}
+    for seed in seeds:
+        _, info = expert.reset(seed=seed)
+        task_ids.append(info["task_id"])
+        expert_plans[info["task_id"]] = info["expert_plan"]
+    with ThreadPoolExecutor(2) as pool:  # as the loop's run_in_executor(None, ...)
+        played = list(pool.map(play, rows))
+    assert seeds == [7, 8, 9, 10]
+    for (fields, prompt), task_id in zip(played, task_ids, strict=True):
+        assert fields["task_id"] == task_id and fields["won"] and fields["terminated"] and not fields["truncated"]
+        turns = len(expert_plans[task_id])
+        assert (fields["budget"], fields["env_turns"], fields["admissible_rate"]) == (30, turns, 1.0)
+        assert fields["env_return"] == 1.0 and prompt.startswith("Your task is to search the environment")
+
+
+@pytest.mark.slow
 def test_skyrl_trajectories_in_threads() -> None:
     import skyrl_gym
 

@@ -196,3 +196,66 @@ def test_ids_missing_an_extra_raise_the_typed_error():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     expected = [i for i in agentgym_budget.registered_ids() if agentgym_budget.env_info(i).extra is not None]
     assert done.stdout.split() == [word for env_id in expected for word in ("missing", env_id)]
+
+
+_INFO_VALUES = [
+    1,
+    0,
+    2.5,
+    True,
+    "s",
+    [1, 2],
+    [3],
+    ("t",),
+    None,
+    10**30,
+    np.float32(1.5),
+    np.int8(3),
+    np.arange(2),
+    {"k": 1},
+]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and (a.dtype, a.shape) == (b.dtype, b.shape) and all(map(_same, a, b))
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+@pytest.mark.slow
+def test_batched_infos_are_what_gymnasiums_add_info_makes() -> None:
+    """Same keys, order, dtypes, values and masks as folding ``VectorEnv._add_info`` (or the same error)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    envs = _native()
+    keys = st.sampled_from(["a", "b", "_a", "final_obs", "final_info"])
+    info = st.dictionaries(keys, st.sampled_from(_INFO_VALUES), max_size=4)
+    same_keys = st.lists(keys, unique=True, max_size=3).flatmap(
+        lambda names: st.lists(
+            st.fixed_dictionaries({k: st.sampled_from(_INFO_VALUES) for k in names}), min_size=4, max_size=4
+        )
+    )
+    ragged = st.lists(st.tuples(st.integers(0, 3), info), max_size=6)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(same_keys.map(lambda infos: list(enumerate(infos))), ragged))
+    def check(entries) -> None:
+        expected: dict | type = {}
+        try:
+            for index, one in entries:
+                expected = gym.vector.VectorEnv._add_info(envs, expected, one, index)
+        except Exception as err:  # whatever _add_info raises, the batch raises too
+            expected = type(err)
+        try:
+            got = envs._batch_infos(entries)
+        except Exception as err:
+            got = type(err)
+        assert got == expected if isinstance(expected, type) else _same(expected, got)
+
+    check()
+    envs.close()

@@ -1,11 +1,13 @@
 """Batched, seeded generation for the ``hf:PATH`` agent, and the batcher that groups concurrent episodes' turns.
 
-:func:`generate` runs one batch: the conversations are left-padded, prefilled together and extended
-token by token with a key/value cache. Every row samples from its own :class:`torch.Generator`
-seeded with the request's seed (:func:`row_seed` of the episode seed and the turn), after its own
-temperature / top-k / top-p filtering, so a row's tokens do not depend on the other rows of the
-batch: the same episode seed gives the same reply whether it is generated alone or with others
-(the tests check a batch of 4 against 4 single generations). ``temperature=0`` is greedy.
+:func:`generate` runs one batch: the conversations are left-padded, prefilled together (rows with the
+same prompt and nothing cached once: a GRPO group's first turn) and extended token by token with a
+key/value cache that has room for the replies (a token is written into it, not concatenated to a copy
+of it: ``agents/_hf_kv.py``); logits are computed for the last position only. Every row samples from
+its own :class:`torch.Generator` seeded with the request's seed (:func:`row_seed` of the episode seed
+and the turn), after its own temperature / top-k / top-p filtering, so a row's tokens do not depend
+on the other rows of the batch: the same episode seed gives the same reply whether it is generated
+alone or with others (the tests check a batch of 4 against 4 single generations). ``temperature=0`` is greedy.
 
 A row ends at an end-of-sequence token (kept in its ids, as TRL keeps it) or after
 ``max_new_tokens``. A conversation longer than the model's context minus ``max_new_tokens`` keeps
@@ -32,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentgym_budget.agents._hf_kv import PrefixCache, cache_of, layer_tensors, reserved_cache
 from agentgym_budget.agents.hf_model import LocalModel
 from agentgym_budget.errors import InvalidOptionError
 
@@ -83,33 +86,6 @@ class Sampling:
             )
 
 
-@dataclass
-class PrefixCache:
-    """The keys / values of an episode's conversation so far, reused by its next reply (prefix caching).
-
-    A conversation only grows (each turn appends the reply and the tool's answer), so the next reply
-    needs the model to read only the new tokens. :func:`generate` fills it; an episode keeps one.
-
-    Attributes:
-        ids: The tokens it covers.
-        layers: One ``(keys, values)`` pair per layer, each ``[1, heads, len(ids), head_dim]``.
-
-    Example:
-        >>> PrefixCache((1, 2, 3), ((None, None),)).reusable([1, 2, 3, 4]), PrefixCache((1, 2, 9)).reusable([1, 2, 3])
-        (3, 0)
-    """
-
-    ids: tuple[int, ...] = ()
-    layers: tuple[tuple[Any, Any], ...] = ()
-
-    def reusable(self, ids: Sequence[int]) -> int:
-        """Leading tokens of ``ids`` it covers (0 unless it covers a prefix; at least one token is left to read)."""
-        covered = min(len(self.ids), len(ids) - 1)
-        if not self.layers or covered < len(self.ids) or tuple(ids[:covered]) != self.ids:
-            return 0
-        return covered
-
-
 @dataclass(frozen=True)
 class GenerationRequest:
     """One reply to generate: the conversation's token ids, the row's seed and its sampling.
@@ -159,18 +135,6 @@ def _pick(torch: Any, logits: Any, sampling: Sampling, generator: Any) -> int:
     return int(torch.multinomial(probs, 1, generator=generator))
 
 
-def _cache_of(output: Any) -> Any:
-    cache = getattr(output, "cache", None)
-    return cache if cache is not None else output.past_key_values
-
-
-def _layer_tensors(cache: Any) -> list[tuple[Any, Any]]:
-    """``(keys, values)`` of every layer of a ``transformers`` cache (``[batch, heads, length, dim]`` each)."""
-    if hasattr(cache, "layers"):
-        return [(layer.keys, layer.values) for layer in cache.layers]
-    return list(zip(cache.key_cache, cache.value_cache, strict=True))  # transformers < 4.56
-
-
 def _prompts(local: LocalModel, requests: Sequence[GenerationRequest]) -> tuple[list[list[int]], list[int], list[int]]:
     """Per request: the ids the model reads (after any cut), the tokens cut, the tokens its cache covers."""
     prompts, cuts, reused = [], [], []
@@ -184,9 +148,27 @@ def _prompts(local: LocalModel, requests: Sequence[GenerationRequest]) -> tuple[
     return prompts, cuts, reused
 
 
+def _distinct(prompts: list[list[int]], reused: list[int]) -> tuple[list[int], list[int]]:
+    """The rows to prefill (one of each prompt read whole, e.g. a GRPO group's first turn) and, for every row,
+    the index of its prefilled row."""
+    first: dict[tuple[int, ...], int] = {}
+    unique: list[int] = []
+    source: list[int] = []
+    for row, (ids, r) in enumerate(zip(prompts, reused, strict=True)):
+        key = tuple(ids) if r == 0 else None
+        if key is not None and key in first:
+            source.append(first[key])
+            continue
+        if key is not None:
+            first[key] = len(unique)
+        source.append(len(unique))
+        unique.append(row)
+    return unique, source
+
+
 def _prefill(local: LocalModel, requests: Sequence[GenerationRequest], prompts: list[list[int]], reused: list[int]):
     """The first forward pass: each row's cached keys / values right-aligned in ``C`` columns, its unread suffix
-    right-aligned in ``S`` more; returns ``(output, attention mask, positions)``."""
+    right-aligned in ``S`` more; returns ``(output, attention mask, positions)``. Logits of the last position only."""
     import torch
 
     cached, width = max(reused), max(len(ids) - r for ids, r in zip(prompts, reused, strict=True))
@@ -214,6 +196,8 @@ def _prefill(local: LocalModel, requests: Sequence[GenerationRequest], prompts: 
                         tensor[row, :, cached - r :] = stored[0, :, :r]
             cache.update(padded[0], padded[1], layer)
         extra[_cache_arg(local)] = cache
+    if "logits_to_keep" in inspect.signature(local.model.forward).parameters:
+        extra["logits_to_keep"] = 1
     out = local.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
     return out, mask, positions
 
@@ -222,7 +206,7 @@ def _cache_arg(local: LocalModel) -> str:
     return "cache" if "cache" in inspect.signature(local.model.forward).parameters else "past_key_values"
 
 
-def _keep_caches(requests, prompts, cuts, replies, mask, fed: int, output: Any) -> None:
+def _keep_caches(requests, prompts, cuts, replies, mask, fed: int, cache: Any) -> None:
     """Store in each request's :class:`PrefixCache` the keys / values of what its row read: its prompt and the
     reply tokens fed back (all but a last one the loop stopped at)."""
     import torch
@@ -234,18 +218,35 @@ def _keep_caches(requests, prompts, cuts, replies, mask, fed: int, output: Any) 
         if cuts[row]:  # positions restart after a cut: the next turn cannot reuse them
             request.cache.ids, request.cache.layers = (), ()
             continue
-        layers = _layer_tensors(_cache_of(output)) if layers is None else layers
+        layers = layer_tensors(cache) if layers is None else layers
         kept = min(len(replies[row]), fed)
         read = mask.shape[1]
         index = torch.cat([torch.nonzero(mask[row]).flatten(), torch.arange(read, read + kept)])
         request.cache.ids = (*prompts[row], *replies[row][:kept])
-        request.cache.layers = tuple(
-            (k[row : row + 1, :, index].clone(), v[row : row + 1, :, index].clone()) for k, v in layers
-        )
+        request.cache.layers = tuple((k[row : row + 1, :, index], v[row : row + 1, :, index]) for k, v in layers)
+
+
+def _sample(local: LocalModel, requests, logits: Any, generators: list[Any], replies, ended: list[bool]) -> list[int]:
+    """One token per row (the pad token for rows already done), appended to ``replies``."""
+    import torch
+
+    step = []
+    for row, request in enumerate(requests):
+        active = not ended[row] and len(replies[row]) < request.sampling.max_new_tokens
+        token = _pick(torch, logits[row], request.sampling, generators[row]) if active else local.pad_id
+        if active:
+            replies[row].append(token)
+            ended[row] = token in local.eos_ids
+        step.append(token)
+    return step
 
 
 def generate(local: LocalModel, requests: Sequence[GenerationRequest]) -> list[Generation]:
-    """Generate one reply per request in one batch (see the module docstring)."""
+    """Generate one reply per request in one batch (see the module docstring).
+
+    Rows with the same prompt and no cache to reuse are prefilled once; the batch's keys / values get room for
+    the replies up front, so a generated token is written into the cache, not concatenated to a copy of it.
+    """
     import torch
 
     if not requests:
@@ -257,31 +258,33 @@ def generate(local: LocalModel, requests: Sequence[GenerationRequest]) -> list[G
     limit = max(request.sampling.max_new_tokens for request in requests)
     fed = 0
     with torch.inference_mode():
-        out, prompt_mask, positions = _prefill(local, requests, prompts, reused)
-        mask = prompt_mask
+        unique, source = _distinct(prompts, reused)
+        out, prompt_mask, positions = _prefill(
+            local, [requests[i] for i in unique], [prompts[i] for i in unique], [reused[i] for i in unique]
+        )
+        index = torch.tensor(source, dtype=torch.long)
+        prompt_mask, positions = prompt_mask[index], positions[index]
+        logits = out.logits[:, -1, :].float()[index]
+        cache = reserved_cache(cache_of(out), source, limit)
+        read = prompt_mask.shape[1]
+        mask = torch.zeros((len(requests), read + limit), dtype=torch.long)
+        mask[:, :read] = prompt_mask
         for _ in range(limit):
-            logits = out.logits[:, -1, :].float()
-            step = []
-            for row, request in enumerate(requests):
-                active = not ended[row] and len(replies[row]) < request.sampling.max_new_tokens
-                token = _pick(torch, logits[row], request.sampling, generators[row]) if active else local.pad_id
-                if active:
-                    replies[row].append(token)
-                    ended[row] = token in local.eos_ids
-                step.append(token)
+            step = _sample(local, requests, logits, generators, replies, ended)
             if all(ended[r] or len(replies[r]) >= q.sampling.max_new_tokens for r, q in enumerate(requests)):
                 break
-            mask = torch.cat([mask, torch.ones((len(requests), 1), dtype=torch.long)], dim=1)
+            mask[:, read + fed] = 1
             positions = positions[:, -1:] + 1
             out = local.model(
                 input_ids=torch.tensor(step, dtype=torch.long)[:, None],
-                attention_mask=mask,
+                attention_mask=mask[:, : read + fed + 1],
                 position_ids=positions,
                 use_cache=True,
-                **{_cache_arg(local): _cache_of(out)},
+                **{_cache_arg(local): cache},
             )
             fed += 1
-        _keep_caches(requests, prompts, cuts, replies, prompt_mask, fed, out)
+            logits = out.logits[:, -1, :].float()
+        _keep_caches(requests, prompts, cuts, replies, prompt_mask, fed, cache)
     return [
         Generation(tuple(reply), done, len(prompt), cut, r)
         for reply, done, prompt, cut, r in zip(replies, ended, prompts, cuts, reused, strict=True)

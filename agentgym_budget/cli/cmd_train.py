@@ -38,7 +38,8 @@ def add_demonstrations_argument(parser: argparse.ArgumentParser) -> None:
         choices=("masked", "clean", "noisy"),
         default=None,
         help="SFT data: the noisy expert's wins with its errors masked from the loss (masked, default), the "
-        "expert's wins (clean), or the noisy expert's wins errors included (noisy)",
+        "expert's wins (clean; the default of ids whose expert cannot recover from an error, e.g. the TWX ids), "
+        "or the noisy expert's wins errors included (noisy)",
     )
 
 
@@ -290,9 +291,10 @@ def build_config(args: argparse.Namespace):
     from dataclasses import replace
 
     from agentgym_budget.train.config import TrainConfig
-    from agentgym_budget.train.trajectories import DEMONSTRATIONS
+    from agentgym_budget.train.trajectories import DEMONSTRATIONS, default_demonstrations
 
     base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)
+    demonstrations = args.demonstrations or default_demonstrations(base.env_id)
     base = _with_preset(base, args)
     sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
     grpo = with_grpo_arguments(replace(base.grpo, credit=args.credit, gamma=args.gamma), args)
@@ -303,8 +305,8 @@ def build_config(args: argparse.Namespace):
         model=args.model or (base.model if args.init is None else None),
         init=args.init,
         train_tasks=args.train_tasks or base.train_tasks,
-        sft_agent=DEMONSTRATIONS[args.demonstrations or "masked"][0],
-        sft_mask_errors=DEMONSTRATIONS[args.demonstrations or "masked"][1],
+        sft_agent=DEMONSTRATIONS[demonstrations][0],
+        sft_mask_errors=DEMONSTRATIONS[demonstrations][1],
         seed=args.seed,
         report_to=tuple(name.strip() for name in args.report_to.split(",") if name.strip()),
         sft=_with_sft_sizes(replace(base.sft, steps=sft_steps) if sft_steps else base.sft, args),

@@ -102,6 +102,9 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     family always saves its engine state, and a state without one is refused."""
     can_share_engine: ClassVar[bool] = True
     """``clone(share_engine=True)`` gives a twin sharing this env's loaded engine (what forks use)."""
+    expert_recovers: ClassVar[bool] = True
+    """``expert_action`` is re-planned from any state, so an expert that errs can recover; ``False``: the
+    expert only knows the path from the start (it has no action once an episode leaves it)."""
     omitted_info_keys: frozenset[str] = frozenset()
     """Standard ``info`` keys this env leaves out (a family's lean mode; empty by default)."""
 

@@ -36,6 +36,28 @@ RUNNER_ARGUMENTS = ("info_keys",)
 
 
 @functools.cache
+def entry_point(env_id: str) -> Any:
+    """The constructor (usually the class) ``env_id`` is registered with; ``None`` if it cannot be imported here.
+
+    Raises:
+        UnknownEnvIdError: ``env_id`` is not registered.
+    """
+    module_name, _, attribute = env_info(env_id).entry_point.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError, gym_error.Error):
+        return None
+
+
+def _signature(env_id: str) -> tuple[inspect.Parameter, ...] | None:
+    constructor = entry_point(env_id)
+    try:
+        return tuple(inspect.signature(constructor).parameters.values()) if constructor is not None else None
+    except (ValueError, TypeError):
+        return None
+
+
+@functools.cache
 def env_parameters(env_id: str) -> tuple[inspect.Parameter, ...] | None:
     """The keyword parameters of the constructor of ``env_id``'s entry point.
 
@@ -45,18 +67,22 @@ def env_parameters(env_id: str) -> tuple[inspect.Parameter, ...] | None:
     Raises:
         UnknownEnvIdError: ``env_id`` is not registered.
     """
-    info = env_info(env_id)
-    module_name, _, attribute = info.entry_point.partition(":")
-    try:
-        constructor = getattr(importlib.import_module(module_name), attribute)
-        parameters = inspect.signature(constructor).parameters.values()
-    except (ImportError, AttributeError, ValueError, TypeError, gym_error.Error):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+    parameters = _signature(env_id)
+    if parameters is None or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
     return tuple(
         p for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     )
+
+
+def expert_recovers(env_id: str) -> bool:
+    """Whether the expert of ``env_id`` re-plans from any state (``TextEnv.expert_recovers``; ``True`` if unknown).
+
+    Example:
+        >>> expert_recovers("TextWorld-CoinCollector-v0"), expert_recovers("TWX-CoinCollector-v0")
+        (True, False)
+    """
+    return bool(getattr(entry_point(resolve_id(env_id)), "expert_recovers", True))
 
 
 def _describe(parameter: inspect.Parameter) -> str:
@@ -116,7 +142,7 @@ def default_split(env_id: str) -> str | None:
     info = env_info(env_id)
     if info.kwargs.get("split") is not None:
         return str(info.kwargs["split"])
-    for parameter in env_parameters(info.id) or ():
+    for parameter in _signature(info.id) or ():  # also a constructor taking **kwargs (the TWX games' arguments)
         if parameter.name == "split" and isinstance(parameter.default, str):
             return parameter.default
     return None

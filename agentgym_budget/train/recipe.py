@@ -157,6 +157,13 @@ def _sft_phase(config: TrainConfig, out: Path, progress: bool, plots: bool) -> P
     if (final / "config.json").is_file():
         return final
     data = _demonstrations(config, directory, progress)
+    if not data.conversations:
+        raise InvalidOptionError(
+            f"None of the {len(data.records)} demonstration episodes of {config.sft_agent} on "
+            f"{config.train_tasks} train tasks was won within budget {config.largest_budget}, so SFT has nothing "
+            "to imitate: give a larger budget or more train tasks (--budget, --train-tasks), or the expert's own "
+            "wins (--demonstrations clean)."
+        )
     model, tokenizer = _base(config, data, directory)
     model.train()
     run_sft(

@@ -45,6 +45,7 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session import EpisodeTurn
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import BudgetToolEnv
+from agentgym_budget.runner.env_args import expert_recovers
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
@@ -68,6 +69,18 @@ the loss, so the base sees the states errors lead to and learns to recover, neve
 the expert's own wins (no error, so no recovery either; on Coin Collector level 3 that tiny base
 answered with format debris after its first slip and won 0.03-0.06 at every budget). ``noisy``: the
 noisy expert's wins with its errors trained on (the default before masking)."""
+
+
+def default_demonstrations(env_id: str) -> str:
+    """The demonstrations ``train`` uses on ``env_id`` when none are named: ``masked``, or ``clean`` where the
+    expert cannot recover from an error (the TWX ids: their expert is the engine's gold path from the start,
+    so the noisy expert's wins would be rare, and whatever follows its first error unsupervised).
+
+    Example:
+        >>> default_demonstrations("TextWorld-CoinCollector-v0"), default_demonstrations("TWX-CoinCollector-v0")
+        ('masked', 'clean')
+    """
+    return "masked" if expert_recovers(env_id) else "clean"
 
 
 @dataclass

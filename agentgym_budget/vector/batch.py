@@ -15,7 +15,7 @@ A subclass sets up its sub-envs, calls :meth:`BatchVectorEnv._setup`, and implem
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -213,6 +213,52 @@ class BatchVectorEnv(VectorEnv):
             return observation, reward, term, trunc, info, final
         return observation, reward, term, trunc, info, None
 
+    def _batch_infos(self, entries: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+        """Gymnasium's vector ``infos`` of ``(sub-env index, info)`` pairs: exactly what ``VectorEnv._add_info``
+        folded over them in order makes (keys, dtypes, masks). When each sub-env gives one info with the
+        same keys in the same order (a step without same-step resets), a column at a time, without
+        ``_add_info``'s per-value cost (a new mask array for every value); otherwise through ``_add_info``.
+        """
+        entries = list(entries)
+        infos = [info for _, info in entries]
+        keys = tuple(infos[0]) if infos else ()
+        if (
+            [index for index, _ in entries] != list(range(self.num_envs))
+            or "final_obs" in keys
+            or any(f"_{key}" in keys for key in keys)
+            or any(tuple(info) != keys for info in infos)
+        ):
+            return self._fold_infos(entries)
+        batch: dict[str, Any] = {}
+        for key, values in zip(keys, zip(*(info.values() for info in infos), strict=True), strict=False):
+            built = self._column(values)
+            if built is None:
+                return self._fold_infos(entries)
+            batch[key], batch[f"_{key}"] = built
+        return batch
+
+    def _fold_infos(self, entries: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+        infos: dict[str, Any] = {}
+        for index, info in entries:
+            infos = self._add_info(infos, info, index)
+        return infos
+
+    def _column(self, values: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+        """The array and mask of a key every sub-env gave once, as ``_add_info`` makes them; ``None`` if unsure."""
+        kind = type(values[0])
+        if issubclass(kind, np.ndarray) or any(issubclass(other, dict) for other in set(map(type, values))):
+            return None
+        if kind in (int, float, bool) or issubclass(kind, np.number):
+            try:
+                array = np.array(values, dtype=kind)  # numpy converts each value as item assignment does
+            except (TypeError, ValueError, OverflowError):  # let item assignment decide (and say what failed)
+                return None
+            if array.shape != (self.num_envs,):  # a sequence among them: let item assignment decide
+                return None
+        else:
+            array = np.fromiter(values, dtype=object, count=self.num_envs)
+        return array, np.ones(self.num_envs, dtype=np.bool_)
+
     # ------------------------------------------------------------------ gymnasium API
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
@@ -227,12 +273,10 @@ class BatchVectorEnv(VectorEnv):
         mask, options_per_env = self._split_options(options)
         indices = [int(index) for index in np.flatnonzero(mask)]
         results = self._reset_selected(indices, seeds, options_per_env)
-        infos: dict[str, Any] = {}
-        for index, (observation, info) in zip(indices, results, strict=True):
+        for index, (observation, _) in zip(indices, results, strict=True):
             self._observations[index] = observation
             self._ended[index], self._started[index] = False, True
-            infos = self._add_info(infos, info, index)
-        return tuple(self._observations), infos
+        return tuple(self._observations), self._batch_infos(zip(indices, (info for _, info in results), strict=True))
 
     def step(
         self, actions: Sequence[Any]
@@ -248,15 +292,15 @@ class BatchVectorEnv(VectorEnv):
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         terminated = np.zeros(self.num_envs, dtype=np.bool_)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
-        infos: dict[str, Any] = {}
+        entries: list[tuple[int, dict[str, Any]]] = []
         for index, (observation, reward, term, trunc, info, final) in enumerate(outcomes):
             self._observations[index] = observation
             rewards[index], terminated[index], truncated[index] = reward, term, trunc
             if final is not None:
-                infos = self._add_info(infos, final, index)
-            infos = self._add_info(infos, info, index)
+                entries.append((index, final))
+            entries.append((index, info))
         self._ended = terminated | truncated
-        return tuple(self._observations), rewards, terminated, truncated, infos
+        return tuple(self._observations), rewards, terminated, truncated, self._batch_infos(entries)
 
     def render(self) -> tuple[Any, ...]:
         """Each sub-env's ``render()``."""

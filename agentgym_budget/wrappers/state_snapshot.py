@@ -24,6 +24,9 @@ __all__ = ["StateSnapshot"]
 
 _MODES = ("auto", "native", "replay")
 
+MAX_REPLAY_ACTIONS = 10_000
+"""Longest action log a replay restore plays by default (a forged log of millions of actions would hang it)."""
+
 
 class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     """Snapshot, restore and fork the wrapped stack, wrappers included.
@@ -48,9 +51,11 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     Args:
         env: The stack to snapshot.
         mode: ``"auto"``, ``"native"`` or ``"replay"``.
+        max_replay_actions: Longest action log :meth:`restore` replays (``"replay"`` mode); a longer one,
+            e.g. from a forged snapshot, is refused before the stack is touched.
 
     Raises:
-        InvalidOptionError: Unknown ``mode``.
+        InvalidOptionError: Unknown ``mode``, or ``max_replay_actions`` not a positive integer.
         SnapshotUnsupportedError: ``mode="native"`` on an env without ``get_state``/``set_state``.
 
     Example:
@@ -70,11 +75,16 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         0
     """
 
-    def __init__(self, env: gym.Env, mode: str = "auto") -> None:
-        RecordConstructorArgs.__init__(self, mode=mode)
+    def __init__(self, env: gym.Env, mode: str = "auto", max_replay_actions: int = MAX_REPLAY_ACTIONS) -> None:
+        RecordConstructorArgs.__init__(self, mode=mode, max_replay_actions=max_replay_actions)
         gym.Wrapper.__init__(self, env)
         if mode not in _MODES:
             raise InvalidOptionError(f"StateSnapshot: unknown mode {mode!r}; expected one of {_MODES}.")
+        if isinstance(max_replay_actions, bool) or not isinstance(max_replay_actions, int) or max_replay_actions < 1:
+            raise InvalidOptionError(
+                f"StateSnapshot: max_replay_actions must be a positive integer, got {max_replay_actions!r}."
+            )
+        self.max_replay_actions = max_replay_actions
         native = snapshot.supports_native_state(env)
         if mode == "native" and not native:
             raise SnapshotUnsupportedError(
@@ -128,7 +138,8 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """Put the stack back in the state ``snap`` (any number of times; ``snap`` is not changed).
 
         Raises:
-            SnapshotMismatchError: ``snap`` was taken on another kind of stack, env or task set.
+            SnapshotMismatchError: ``snap`` was taken on another kind of stack, env or task set, or (replay mode)
+                holds more than ``max_replay_actions`` actions.
         """
         if not isinstance(snap, EnvState):
             raise SnapshotMismatchError(f"StateSnapshot.restore expects an EnvState, got {type(snap).__name__}.")
@@ -140,6 +151,12 @@ class StateSnapshot(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             raise SnapshotMismatchError(
                 "StateSnapshot.restore: the snapshot was not taken in replay mode on a stack like this one "
                 f"(snapshot {log.fingerprint if log else snap.stack}, this stack {snapshot.fingerprint(self.env)})."
+            )
+        if len(log.actions) > self.max_replay_actions:
+            raise SnapshotMismatchError(
+                f"StateSnapshot.restore: the snapshot's log holds {len(log.actions)} actions, more than "
+                f"max_replay_actions={self.max_replay_actions}; pass StateSnapshot(env, max_replay_actions=N) to "
+                "replay longer episodes."
             )
         options = dict(copy.deepcopy(log.options))
         self.env.reset(seed=log.seed, options=options or None)

@@ -77,6 +77,8 @@ MAX_REPLAY_ACTIONS = 100_000
 
 _EXPERT_KEYS = frozenset({"expert_action", "expert_plan"})
 _GOLD_SEPARATOR = "\n"
+_SEEDED_GOLD_AGENTS = {"coin": "CoinGoldAgent", "twc": "TWCGoldAgent"}
+"""Games whose engine gold path is a random walk seeded from the clock: ours seeds it with the game's seed."""
 
 
 class TWXEnv(TextEnv):
@@ -96,6 +98,7 @@ class TWXEnv(TextEnv):
     game: ClassVar[str] = ""
     splits: ClassVar[tuple[str, ...]] = tuple(FOLD_SEEDS)
     optional_info_keys: ClassVar[Mapping[str, str]] = TWX_INFO_KEYS
+    expert_recovers: ClassVar[bool] = False
 
     def __init__(
         self, *, split: str = "train", info_keys: Any = None, render_mode: str | None = None, **params: Any
@@ -126,14 +129,14 @@ class TWXEnv(TextEnv):
         engine = self._live_engine()
         try:
             with self._generation_lock:  # the game generator is shared by the envs of this configuration
-                response = engine.generateNewGameJSON(task_seed(task_id), self.split, self._gold_needed)
+                response, gold = self._new_game(engine, task_seed(task_id))
         except Exception as err:  # py4j's Py4JJavaError: the generator refused these parameters for this seed
             detail = next((line.strip() for line in str(err).splitlines() if "Exception" in line), str(err)[:300])
             raise GenerationError(
                 f"{self.name}: TextWorldExpress could not generate task {task_id!r} with "
                 f"{self.params_string or 'its defaults'} ({detail}). Try other parameters."
             ) from err
-        self._gold = self._gold_path(engine) if self._gold_needed else ()
+        self._gold = tuple(gold.split(_GOLD_SEPARATOR)) if gold else ()
         self._on_gold, self._position = True, 0
         self._task_text = engine.getTaskDescription()
         self._score = 0.0
@@ -200,9 +203,15 @@ class TWXEnv(TextEnv):
                     self._step_json(action)
         return self._engine
 
-    def _gold_path(self, engine: Any) -> tuple[str, ...]:
-        joined = gateway.string_join(_GOLD_SEPARATOR, engine.getGoldActionSequence())
-        return tuple(joined.split(_GOLD_SEPARATOR)) if joined else ()
+    def _new_game(self, engine: Any, seed: int) -> tuple[str, str]:
+        """The engine's new game of ``seed`` (its JSON) and, if an expert key was asked for, its gold path."""
+        seeded_agent = _SEEDED_GOLD_AGENTS.get(self.game) if self._gold_needed else None
+        response = engine.generateNewGameJSON(seed, self.split, self._gold_needed and seeded_agent is None)
+        if seeded_agent is not None:
+            return response, gateway.seeded_gold_path(engine, seeded_agent, seed, self.split)
+        if self._gold_needed:
+            return response, gateway.string_join(_GOLD_SEPARATOR, engine.getGoldActionSequence())
+        return response, ""
 
     def _turn(self, data: Mapping[str, Any], *, position: int) -> Turn:
         score = float(data["score"])

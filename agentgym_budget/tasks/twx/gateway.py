@@ -51,6 +51,7 @@ class _Gateway:
 
 
 _MAX_GENERATORS = 256
+_GOLD_ATTEMPTS = 50
 
 
 _LOCK = threading.Lock()
@@ -163,6 +164,28 @@ def jvm_pid() -> int | None:
     """Process id of this process's JVM (``None`` before the first TWX env), e.g. to count its CPU time."""
     current = _CURRENT
     return current.process.pid if current is not None and current.pid == os.getpid() else None
+
+
+def seeded_gold_path(interface: Any, agent: str, seed: int, fold: str) -> str:
+    """The gold path of ``interface``'s loaded game for ``seed``, found by the engine's gold agent ``agent``
+    (e.g. ``CoinGoldAgent``) with a random walk seeded by ``seed``, joined by newlines ('' if none was found);
+    it also becomes ``interface``'s ``getGoldActionSequence()``.
+
+    The engine's own ``generateNewGameJSON(..., generateGoldPath=True)`` seeds the random walk of its Coin
+    Collector and TWC gold agents from the clock, so their gold paths differ from one call to the next; this
+    runs the same agent the same way (up to 50 attempts on fresh copies of the game) with
+    ``scala.util.Random(seed)``, as the engine does for Cooking World. Callers hold the game's generation lock.
+    """
+    jvm = _gateway().gateway.jvm
+    generator = interface.gameGenerator()
+    make_agent = getattr(jvm.textworldexpress.goldagent, agent)
+    walk = jvm.scala.util.Random(seed)
+    for _ in range(_GOLD_ATTEMPTS):
+        result = make_agent(generator.mkGame(seed, fold)).mkGoldPath(walk)
+        if result._1():  # py4j passes the path (a String[]) back only where exactly that type is taken
+            getattr(interface, "goldPath_$eq")(result._2())
+            return string_join("\n", interface.getGoldActionSequence())
+    return ""
 
 
 def string_join(separator: str, values: Any) -> str:
