@@ -99,6 +99,6 @@ def test_the_readme_verdicts_are_those_of_the_committed_default_study() -> None:
     assert table.splitlines() == verdict_lines(study["claims"]), (
         "README's verdict table differs from docs/results/study.json: paste\n"
         "python -c 'import json; from agentgym_budget.train.study_claims import verdict_lines; "
-        "print(*verdict_lines(json.load(open(\"docs/results/study.json\"))[\"claims\"]), sep=\"\\n\")'"
+        'print(*verdict_lines(json.load(open("docs/results/study.json"))["claims"]), sep="\\n")\''
     )
     assert study["config"]["train"]["model"] == "smollm2-135m" and study["config"]["eval_tasks"] >= 32
