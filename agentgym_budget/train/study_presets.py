@@ -7,8 +7,8 @@ preset      base             what it is for
 ``quick``   tiny             the pipeline in minutes, with enough of every stage to read its outputs
 ``tiny``    tiny             the study of 2026-12-04/05 on the built-in tiny model (80 minutes; called ``default``
                              until 2026-12-06): RL moved no tiny base, docs/study.md says why
-``default`` SmolLM2-135M     the study that decides the claims on a base that reads its task (<= 150 minutes on a
-                             quiet 2-core machine)
+``default`` SmolLM2-135M     the study on a base that reads its task (2026-12-06 run: 126 min wall, 170 CPU min
+                             without the recovery stage, at load 2-6 on 2 cores; docs/study.md)
 ``full``    SmolLM2-135M     ``default`` with three arms, three training seeds each and twice the evaluation
                              (estimated from ``default``'s stage times, not run)
 ``smollm2`` SmolLM2-135M     the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
@@ -35,8 +35,9 @@ SFT and GRPO sizes). Why each setting, from the runs of docs/study.md and docs/t
   played again on other tasks up to twice; a step with no signal skips the optimiser): this base decides a
   group by its task (11 of 48 groups disagreed without it), so the groups with a signal have to be searched for;
 * 32 test tasks x 4 episodes (prefix mode), 24 probe episodes walked for states, 8 recovery states, one
-  training seed: what fits 150 minutes with two arms (stage costs measured on 2 cores: SFT ~60 CPU s a
-  step, GRPO ~100-250 s a step with resampling, evaluation ~9 CPU s an episode in two workers).
+  training seed: sized for about 150 minutes with two arms. Measured 2026-12-06 (wall / CPU minutes): SFT
+  14.4 / 14.2, GRPO 22.2 / 21.9 (fixed) and 29.1 / 28.8 (BudgetMix), Pass@(K,T) 48.9 / 84.6 (384 episodes,
+  about 13 CPU s each), probes 11.1 / 20.6; the recovery stage (twice 192 episodes) did not finish in that session.
 
 Example:
     >>> preset_settings("smoke")["eval_samples"]
