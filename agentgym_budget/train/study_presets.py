@@ -37,7 +37,7 @@ SFT and GRPO sizes). Why each setting, from the runs of docs/study.md and docs/t
 * 32 test tasks x 4 episodes (prefix mode), 24 probe episodes walked for states, 8 recovery states, one
   training seed: sized for about 150 minutes with two arms. Measured 2026-12-06 (wall / CPU minutes): SFT
   14.4 / 14.2, GRPO 22.2 / 21.9 (fixed) and 29.1 / 28.8 (BudgetMix), Pass@(K,T) 48.9 / 84.6 (384 episodes,
-  about 13 CPU s each), probes 11.1 / 20.6; the recovery stage (twice 192 episodes) did not finish in that session.
+  about 13 CPU s each), probes 11.1 / 20.6; the recovery stage was stopped after 30 minutes, unfinished.
 
 Example:
     >>> preset_settings("smoke")["eval_samples"]
