@@ -21,3 +21,13 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.hf_support import save_tiny_checkpoint
 
     return save_tiny_checkpoint(tmp_path_factory.mktemp("models") / "final")
+
+
+@pytest.fixture(scope="module")
+def local(checkpoint: Path):
+    """That checkpoint loaded for the rollout tests (one torch thread), once per module."""
+    torch = pytest.importorskip("torch")
+    from agentgym_budget.agents.hf_model import load_local_model
+
+    torch.set_num_threads(1)
+    return load_local_model(checkpoint)

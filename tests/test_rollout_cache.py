@@ -14,15 +14,6 @@ from tests.train_support import tiny_config
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
 
 
-@pytest.fixture(scope="module")
-def local(checkpoint):
-    torch = pytest.importorskip("torch")
-    from agentgym_budget.agents.hf_model import load_local_model
-
-    torch.set_num_threads(1)
-    return load_local_model(checkpoint)
-
-
 class _Reads:
     """Records, for every forward pass of ``model``: the ``[rows, tokens]`` read, the positions the output layer
     computed logits for, and the storage of the first layer's cached keys it was given."""

@@ -14,15 +14,6 @@ from tests.train_support import tiny_config
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
 
 
-@pytest.fixture(scope="module")
-def local(checkpoint):
-    torch = pytest.importorskip("torch")
-    from agentgym_budget.agents.hf_model import load_local_model
-
-    torch.set_num_threads(1)
-    return load_local_model(checkpoint)
-
-
 def _sessions(count, **changes):
     from agentgym_budget.integrations.session import EpisodeSession
 
