@@ -136,7 +136,9 @@ def test_missing_arms_are_undecided_with_a_reason_and_json_ready() -> None:
     claims = decide_claims(_episodes({"sft": BASE, "fixed": SHRINKING}, tasks=3, episodes=4), [], [], SETTINGS)
     by_name = {c["claim"]: c for c in claims}
     assert by_name["process_supervision"]["verdict"] == "undecided"
-    assert by_name["process_supervision"]["reason"] == "arms not run: budgetmix, budgetmix_process"
+    assert (
+        by_name["process_supervision"]["reason"] == "no records of budgetmix, budgetmix_process: arm or stage not run"
+    )
     assert by_name["budget_dependence"]["sizes"]["fixed T=8"] == {"seeds": 3, "tasks": 3, "episodes": 4}
     json.dumps(claims)
 

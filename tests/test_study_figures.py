@@ -84,7 +84,7 @@ def test_both_figures_show_every_run_without_overlap_and_name_the_run(tmp_path: 
         assert "study 30.0 min wall, 48.2 min CPU" in layout["text"], layout["text"]
     assert layouts["pass_at_1.png"]["labels"] == ["sft", "fixed", "budgetmix"]
     assert (
-        "95% intervals" in layouts["pass_at_1.png"]["text"]
+        "95% intervals (expanded BCa" in layouts["pass_at_1.png"]["text"]
         and "32 held-out test tasks x 4" in layouts["pass_at_1.png"]["text"]
     )
     assert layouts["training.png"]["labels"] == ["fixed", "budgetmix"]

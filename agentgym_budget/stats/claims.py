@@ -118,7 +118,7 @@ def _claim(name: str, statistic: str, cells: dict, weights: dict, settings: Clai
     missing = sorted({str(key[0]) for key in weights if key not in cells})
     if missing or not weights:
         return {"claim": name, "statistic": statistic, "estimate": None, "interval": None, "verdict": "undecided",
-                "reason": f"arms not run: {', '.join(missing) or 'all'}", "sizes": {}}  # fmt: skip
+                "reason": f"no records of {', '.join(missing) or 'any arm'}: arm or stage not run", "sizes": {}}  # fmt: skip
     result = contrast_interval(
         cells, weights, confidence=options.get("confidence", 0.95), resamples=settings.resamples, seed=settings.seed
     )

@@ -291,8 +291,9 @@ def run_study(
         "claims": study_claims(out, config, agents),
     }
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")
-    figures = study_figures(out, config, study, stage_times(out))
-    (out / "study.md").write_text(study_markdown(config, study, texts, stage_times(out), figures))
+    times = stage_times(out)
+    figures = study_figures(out, config, study, times)
+    (out / "study.md").write_text(study_markdown(config, study, texts, times, figures))
     return study
 
 

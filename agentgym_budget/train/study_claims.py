@@ -154,6 +154,11 @@ def _gain_lines(claims: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def machine() -> str:
+    """The machine a study ran on, as ``study.md`` and the figures' captions name it (``x86_64 Linux, 2 CPUs``)."""
+    return f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs"
+
+
 CLAIM_QUESTIONS = {
     "budget_dependence": "RL's gain depends on the budget (Δ(T_large) - Δ(T_small), Pass@1)",
     "single_step": "the gain is not in single steps (probe accuracy, RL - base)",
@@ -170,8 +175,8 @@ def verdict_lines(claims: Sequence[Mapping[str, Any]]) -> list[str]:
     Example:
         >>> claim = {"claim": "recovery", "estimate": 0.1, "verdict": "undecided",
         ...          "interval": {"low": 0.0, "high": 0.2, "confidence": 0.95}}
-        >>> verdict_lines([claim, {"claim": "single_step", "verdict": "undecided", "reason": "arms not run: sft"}])[2:]
-        ['| the gain is in recovery (k = 1-3 forced errors minus k = 0) | +0.100 [+0.000, +0.200] (95%) | undecided |', '| the gain is not in single steps (probe accuracy, RL - base) | not measured (arms not run: sft) | undecided |']
+        >>> verdict_lines([claim, {"claim": "single_step", "verdict": "undecided", "reason": "no records of sft: arm or stage not run"}])[2:]
+        ['| the gain is in recovery (k = 1-3 forced errors minus k = 0) | +0.100 [+0.000, +0.200] (95%) | undecided |', '| the gain is not in single steps (probe accuracy, RL - base) | not measured (no records of sft: arm or stage not run) | undecided |']
     """
     lines = ["| claim (contrast) | estimate [interval] | verdict |", "|---|---|---|"]
     for claim in claims:
@@ -231,7 +236,7 @@ def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1
         " decided at this power, not evidence of no effect.",
         "- Learned agents only (SFT base and RL recipes trained here); no scripted expert is compared. Common random"
         " numbers pair the agents' environments, not their sampling.",
-        f"- Machine: {platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
+        f"- Machine: {machine()}, Python {platform.python_version()}.",
         "",
     ]
     return lines

@@ -12,18 +12,17 @@ Example:
     ...          "differences": []}
     >>> caption = pass_at_one_caption(study, 4, {"sft": {"wall_s": 60, "cpu_s": 90, "load_start": 1, "load_end": 2}})
     >>> caption.splitlines()[0]
-    'Pass@1 on 8 held-out test tasks x 4 episodes per agent and budget; bars: 95% intervals (Wilson with the'
+    'Pass@1 on 8 held-out test tasks x 4 episodes per agent and budget; bars: 95% intervals (expanded BCa'
 """
 
 from __future__ import annotations
 
-import os
-import platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentgym_budget.runner.store import read_jsonl
+from agentgym_budget.train.study_claims import machine
 
 __all__: list[str] = []
 
@@ -43,16 +42,15 @@ def machine_line(times: Mapping[str, Mapping[str, float]]) -> str:
     wall = sum(entry["wall_s"] for entry in times.values()) / 60
     cpu = sum(entry["cpu_s"] for entry in times.values()) / 60
     load = f"load {min(loads):.1f}-{max(loads):.1f} (1-minute average)" if loads else "load not recorded"
-    machine = f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs"
-    return f"{machine}; {load}; study {wall:.1f} min wall, {cpu:.1f} min CPU"
+    return f"{machine()}; {load}; study {wall:.1f} min wall, {cpu:.1f} min CPU"
 
 
 def pass_at_one_caption(study: Mapping[str, Any], samples: int, times: Mapping[str, Mapping[str, float]]) -> str:
     """The caption of ``pass_at_1.png``."""
     tasks = max((row["tasks"] for row in study["pass@1"]), default=0)
     return (
-        f"Pass@1 on {tasks} held-out test tasks x {samples} episodes per agent and budget; bars: 95% intervals (Wilson with the\n"
-        "tasks' design effect; differences: paired t over tasks). Right: each RL run minus the SFT base on the same tasks.\n"
+        f"Pass@1 on {tasks} held-out test tasks x {samples} episodes per agent and budget; bars: 95% intervals (expanded BCa\n"
+        "bootstrap over tasks; differences: paired t over tasks). Right: each RL run minus the SFT base on the same tasks.\n"
         + machine_line(times)
     )
 
@@ -110,9 +108,8 @@ def training_figure(out: Path, runs: Sequence[str], times: Mapping[str, Any], pa
     """Draw the SFT loss and, per GRPO step of each RL run in ``runs``, its mean return and signal share."""
     from agentgym_budget.eval.figures import add_caption, figure_legend, new_figure, save_figure, series_style, shifted
 
-    sft = (
-        [r for r in read_jsonl(out / "sft" / "sft" / "metrics.jsonl") if "loss" in r] if (out / "sft").exists() else []
-    )
+    sft_log = out / "sft" / "sft" / "metrics.jsonl"
+    sft = [r for r in read_jsonl(sft_log) if "loss" in r] if sft_log.exists() else []
     logs = {run: _rl_metrics(out / run) for run in runs}
     logs = {run: rows for run, rows in logs.items() if rows}
     if not (sft or logs):
@@ -124,7 +121,7 @@ def training_figure(out: Path, runs: Sequence[str], times: Mapping[str, Any], pa
     for index, (run, rows) in enumerate(logs.items(), start=1):
         steps = shifted([r["step"] for r in rows], index - 1, len(logs), step=0.12)
         reward.plot(steps, [r["reward"] for r in rows], label=run, color=_colour(index), **series_style(index))
-        shares = [(x, _signal_share(r)) for x, r in zip(steps, rows, strict=True) if _signal_share(r) is not None]
+        shares = [(x, share) for x, r in zip(steps, rows, strict=True) if (share := _signal_share(r)) is not None]
         signal.plot([x for x, _ in shares], [v for _, v in shares], color=_colour(index), **series_style(index))
     reward.set(title="GRPO mean return per step", xlabel="GRPO step", ylabel="mean return", ylim=(-0.05, 1.05))
     signal.set(
