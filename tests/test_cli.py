@@ -117,6 +117,35 @@ def test_errors_are_one_line_with_exit_status_2(tmp_path: Path, capsys: pytest.C
         main(["passkt", "--k", "1,x"])
 
 
+def test_sigterm_runs_the_commands_cleanup_and_exits_143(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+    import importlib
+    import os
+    import signal
+    import time
+
+    cli_main = importlib.import_module("agentgym_budget.cli.main")
+    cleaned = []
+
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+            return 0
+        finally:
+            cleaned.append(True)
+
+    monkeypatch.setattr(cli_main, "parse_arguments", lambda argv: argparse.Namespace(handler=handler))
+    before = signal.getsignal(signal.SIGTERM)
+    began = time.perf_counter()
+    assert cli_main.main([]) == 143
+    assert time.perf_counter() - began < 4 and cleaned == [True]
+    assert capsys.readouterr().err.strip() == "terminated"
+    assert signal.getsignal(signal.SIGTERM) is before  # restored for whoever called main() in-process
+
+
 def test_play_a_game_to_the_end(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     ref = EnvRef.parse("TextWorld-CoinCollector-v0", "level=3")
     env = ref.make({"expert_plan"})
@@ -293,6 +322,21 @@ def test_study_without_a_preset_runs_the_default_preset() -> None:
     plain = cmd_study.build_study(parse(["study", "--out", "x"]))
     assert plain == cmd_study.build_study(parse(["study", "--out", "x", "--preset", "default"]))
     assert plain != cmd_study.build_study(parse(["study", "--out", "x", "--preset", "smoke"]))
+
+
+def test_study_help_states_the_sizes_the_default_preset_runs() -> None:
+    """``study --help`` names, for every size flag, what a study without flags runs (it said 350 SFT steps for 10)."""
+    import argparse
+
+    plain = cmd_study.build_study(build_parser().parse_args(["study", "--out", "x"]))
+    parser = argparse.ArgumentParser()
+    cmd_study.add_arguments(parser)
+    helps = {action.dest: " ".join(action.help.split()) for action in parser._actions}
+    sizes = {"sft_steps": plain.train.sft.steps, "eval_tasks": plain.eval_tasks, "eval_samples": plain.eval_samples}
+    sizes |= {"probe_states": plain.probe_states, "recovery_states": plain.recovery_states}
+    sizes |= {"training_seeds": plain.training_seeds}
+    for dest, value in sizes.items():
+        assert helps[dest].endswith(f"(default: the preset's; {value} in --preset default)"), dest
 
 
 def test_workers_and_threads_never_oversubscribe_the_cores_silently(capsys: pytest.CaptureFixture[str]) -> None:

@@ -209,25 +209,70 @@ def test_turn_quality_compares_each_first_action_with_the_solvers_first_command(
     assert "first_move_expert" not in turn_quality(tmp_path, {"sft": "hf:a"})["sft"]  # no env: not compared
 
 
-def test_a_resume_that_finds_a_stage_done_keeps_the_loads_it_ran_under(tmp_path, monkeypatch):
+def _stage(tmp_path, machine, start: float, end: float, seconds: float, records: int = 1) -> None:
+    """A stage that runs ``seconds`` under load ``start`` (``end`` when it ends) and logs ``records`` records."""
     import time
 
     from agentgym_budget.train import study
 
+    def work() -> None:
+        machine["load"] = start
+        time.sleep(seconds)
+        (tmp_path / "sft").mkdir(exist_ok=True)
+        with open(tmp_path / "sft" / "metrics.jsonl", "a") as log:
+            log.write('{"step": 1}\n' * records)
+        machine["load"] = end
+
+    machine["load"] = start
+    study._timed(tmp_path, "sft", work)
+
+
+def test_a_resume_that_finds_a_stage_done_adds_no_time_and_keeps_the_loads_it_ran_under(tmp_path, monkeypatch):
+    from agentgym_budget.train import study
+
     machine = {"load": 0.0}
     monkeypatch.setattr(study.os, "getloadavg", lambda: (machine["load"], 0.0, 0.0))
-
-    def stage(start: float, end: float, seconds: float) -> None:
-        machine["load"] = start
-        study._timed(tmp_path, "sft", lambda: (time.sleep(seconds), machine.update(load=end)))
-
-    stage(3.0, 4.0, 0.2)
-    stage(0.5, 0.6, 0.0)  # the resume: the stage is already done
-    entry = json.loads((tmp_path / "timing.json").read_text())["sft"]
-    assert (entry["load_start"], entry["load_end"]) == (3.0, 4.0) and entry["wall_s"] >= 0.2
-    stage(2.0, 2.5, 0.4)  # more work than before: its loads are the ones
+    _stage(tmp_path, machine, 3.0, 4.0, 0.2)
+    first = json.loads((tmp_path / "timing.json").read_text())["sft"]
+    _stage(tmp_path, machine, 0.5, 0.6, 0.3, records=0)  # the resume: the stage is done, nothing logged
+    assert json.loads((tmp_path / "timing.json").read_text())["sft"] == first
+    assert (first["load_start"], first["load_end"]) == (3.0, 4.0) and first["wall_s"] >= 0.2
+    _stage(tmp_path, machine, 2.0, 2.5, 0.4)  # more work than before: its loads are the ones
     entry = json.loads((tmp_path / "timing.json").read_text())["sft"]
     assert (entry["load_start"], entry["load_end"]) == (2.0, 2.5) and entry["wall_s"] >= 0.6
+    assert "interrupted" not in entry
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
+def test_a_stage_stopped_midway_keeps_its_time(tmp_path, stop):
+    """Ctrl-C, or SIGTERM under the command line's handler, ends a stage with its time so far recorded."""
+    import importlib
+    import os
+    import signal
+    import time
+
+    from agentgym_budget.train import study
+
+    cli_main = importlib.import_module("agentgym_budget.cli.main")  # the package's `main` is the function
+
+    def work() -> None:
+        time.sleep(0.2)
+        if stop == "ctrl-c":
+            raise KeyboardInterrupt
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises before this ends
+        pytest.fail("SIGTERM did not interrupt the stage")
+
+    previous = signal.signal(signal.SIGTERM, cli_main._raise_terminated)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            study._timed(tmp_path, "passkt", work)
+        with pytest.raises(KeyboardInterrupt):
+            study._timed(tmp_path, "passkt", work)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    entry = json.loads((tmp_path / "timing.json").read_text())["passkt"]
+    assert entry["interrupted"] == 2 and 0.4 <= entry["wall_s"] < 5
 
 
 @pytest.mark.slow

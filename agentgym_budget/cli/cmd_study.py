@@ -35,11 +35,17 @@ from agentgym_budget.cli.cmd_train import (
 )
 from agentgym_budget.cli.common import fit_threads, int_list, positive_int
 from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.train.study_presets import preset_settings
 
 __all__: list[str] = []
 
 NAME = "study"
 HELP = "train SFT and RL arms (fixed, BudgetMix, curriculum, ...), then compare them on held-out tasks (CPU)"
+
+
+def _preset_default(size: str) -> str:
+    """The end of a size flag's help: the preset decides it; its value in ``--preset default``."""
+    return f" (default: the preset's; {preset_settings('default')[size]} in --preset default)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,10 +76,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "smollm2: the first SmolLM2 preset",
     )
     _add_evaluation_arguments(parser)
-    parser.add_argument("--training-seeds", type=positive_int, default=None, help="RL runs per RL recipe (default 1)")
-    parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps (default 350)")
-    parser.add_argument("--rl-steps", type=positive_int, default=None, help="GRPO steps per RL recipe (default 60)")
-    parser.add_argument("--train-tasks", type=positive_int, default=None, help="train-split tasks (default 100)")
+    parser.add_argument(
+        "--training-seeds",
+        type=positive_int,
+        default=None,
+        help="RL runs per RL recipe" + _preset_default("training_seeds"),
+    )
+    parser.add_argument("--sft-steps", type=positive_int, default=None, help="SFT steps" + _preset_default("sft_steps"))
+    parser.add_argument(
+        "--rl-steps", type=positive_int, default=None, help="GRPO steps per RL recipe" + _preset_default("rl_steps")
+    )
+    parser.add_argument(
+        "--train-tasks", type=positive_int, default=None, help="train-split tasks" + _preset_default("train_tasks")
+    )
     parser.add_argument("--show-budget", action="store_true", help="train and evaluate with the budget shown")
     parser.add_argument(
         "--arms",
@@ -107,14 +122,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
     """How much of the held-out evaluation runs: tasks, samples, probe and recovery states."""
-    parser.add_argument("--eval-tasks", type=positive_int, default=None, help="held-out test tasks (default 30)")
     parser.add_argument(
-        "--eval-samples", type=positive_int, default=None, help="episodes per task and budget (default 4)"
+        "--eval-tasks", type=positive_int, default=None, help="held-out test tasks" + _preset_default("eval_tasks")
     )
     parser.add_argument(
-        "--probe-states", type=int, default=None, help="episodes walked for probe states (0: skip; default 15)"
+        "--eval-samples",
+        type=positive_int,
+        default=None,
+        help="episodes per task and budget" + _preset_default("eval_samples"),
     )
-    parser.add_argument("--recovery-states", type=int, default=None, help="recovery states (0: skip; default 10)")
+    parser.add_argument(
+        "--probe-states",
+        type=int,
+        default=None,
+        help="episodes walked for probe states (0: skip)" + _preset_default("probe_states"),
+    )
+    parser.add_argument(
+        "--recovery-states",
+        type=int,
+        default=None,
+        help="recovery states (0: skip)" + _preset_default("recovery_states"),
+    )
 
 
 def _demonstrations(args: argparse.Namespace) -> str:
@@ -129,7 +157,6 @@ def _demonstrations(args: argparse.Namespace) -> str:
 def build_study(args: argparse.Namespace):
     """The :class:`~agentgym_budget.train.study.StudyConfig` of parsed arguments."""
     from agentgym_budget.train.study import StudyConfig
-    from agentgym_budget.train.study_presets import preset_settings
     from agentgym_budget.train.train_presets import train_preset
 
     sizes = preset_settings(args.preset) if getattr(args, "preset", None) else {}

@@ -1,7 +1,8 @@
 """Entry point of the ``agentgym-budget`` command: subcommand discovery, parsing and error reporting.
 
 Errors of the package (:class:`~agentgym_budget.errors.AgentGymBudgetError`) are printed as one
-``error: ...`` line on stderr with exit status 2; Ctrl-C exits with 130. A flag a subcommand does
+``error: ...`` line on stderr with exit status 2; Ctrl-C exits with 130 and ``SIGTERM`` (``kill``) with 143,
+both after the command's cleanup ran (``finally`` blocks: logs flushed, a stage's time recorded). A flag a subcommand does
 not know is reported with that subcommand's usage and the closest flags it has (argparse alone
 would show the top-level usage).
 
@@ -20,7 +21,9 @@ import argparse
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -109,14 +112,27 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+class _Terminated(KeyboardInterrupt):
+    """``SIGTERM``, raised where the command is, so that its cleanup runs as it does for Ctrl-C."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     args = parse_arguments(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         return int(args.handler(args) or 0)
     except AgentGymBudgetError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except _Terminated:
+        print("terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -124,3 +140,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (e.g. `| head`) went away: stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -38,6 +38,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.runner.quiet import quiet_progress
+from agentgym_budget.runner.store import atomic_write_text
 from agentgym_budget.train.config import TrainConfig
 from agentgym_budget.train.grpo import GRPOSettings
 from agentgym_budget.train.recipe import run_training
@@ -205,9 +206,10 @@ def _agents(out: Path, config: StudyConfig) -> dict[str, str]:
 
 def stage_times(out: Path) -> dict[str, dict[str, float]]:
     """``timing.json`` of a study directory: per stage ``wall_s``, ``cpu_s`` (this process and its finished
-    worker processes), summed over invocations, and the 1-minute load average at the start and end of the
-    invocation that spent the most wall time on it (``load_wall_s``): a resume that finds the stage done does
-    not replace the loads the stage ran under."""
+    worker processes), summed over the invocations that did work on it (a resume that finds the stage done adds
+    nothing), ``interrupted`` (how many of them were stopped by Ctrl-C or ``SIGTERM``: their time up to then is
+    in the sums, the CPU time of worker processes they left unfinished is not), and the 1-minute load average at
+    the start and end of the invocation that spent the most wall time on it (``load_wall_s``)."""
     path = out / "timing.json"
     return json.loads(path.read_text()) if path.exists() else {}
 
@@ -217,24 +219,42 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _logged_bytes(directory: Path) -> int:
+    """Bytes of the records logged under ``directory``: every unit of a stage's work appends one."""
+    return sum(path.stat().st_size for path in directory.rglob("*.jsonl")) if directory.is_dir() else 0
+
+
 def _timed(out: Path, stage: str, work: Callable[[], Any]) -> Any:
+    """``work()``, its time added to ``stage`` in ``timing.json`` if it logged work or was interrupted."""
     began, cpu, load = time.perf_counter(), _cpu_seconds(), os.getloadavg()[0]
-    result = work()
-    spent = time.perf_counter() - began
+    logged = _logged_bytes(out / stage)
+    finished = False
+    try:
+        result = work()
+        finished = True
+    finally:
+        if not finished or _logged_bytes(out / stage) != logged:
+            _add_time(out, stage, (time.perf_counter() - began, _cpu_seconds() - cpu, load), interrupted=not finished)
+    return result
+
+
+def _add_time(out: Path, stage: str, spent: tuple[float, float, float], interrupted: bool) -> None:
+    wall, cpu, load = spent
     times = stage_times(out)
     entry = times.get(stage, {})
     busiest = entry.get("load_wall_s", entry.get("wall_s", 0.0))
-    if "load_start" in entry and spent < busiest:
+    if "load_start" in entry and wall < busiest:
         loads = {"load_start": entry["load_start"], "load_end": entry["load_end"], "load_wall_s": busiest}
     else:
-        loads = {"load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2), "load_wall_s": round(spent, 1)}
+        loads = {"load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2), "load_wall_s": round(wall, 1)}
     times[stage] = {
-        "wall_s": round(entry.get("wall_s", 0.0) + spent, 1),
-        "cpu_s": round(entry.get("cpu_s", 0.0) + _cpu_seconds() - cpu, 1),
-        **loads,
+        "wall_s": round(entry.get("wall_s", 0.0) + wall, 1),
+        "cpu_s": round(entry.get("cpu_s", 0.0) + cpu, 1),
     }
-    (out / "timing.json").write_text(json.dumps(times, indent=2) + "\n")
-    return result
+    times[stage] |= loads
+    if interrupted or "interrupted" in entry:
+        times[stage]["interrupted"] = entry.get("interrupted", 0) + int(interrupted)
+    atomic_write_text(out / "timing.json", json.dumps(times, indent=2) + "\n")
 
 
 def _check_study(config: StudyConfig, out: Path) -> None:
