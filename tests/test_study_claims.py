@@ -181,5 +181,9 @@ def test_the_power_line_projects_the_size_each_short_claim_needs() -> None:
     assert "achieved by 1 of 2 measured claims" in power
     assert "about 4.0x (budget_dependence) as many training seeds" in power
     assert "(budgetmix_robustness) as many" not in power
+    decide = next(line for line in lines if line.startswith("- To decide"))
+    assert "(budget_dependence)" in decide and "(budgetmix_robustness)" in decide
+    decided = {**claim("recovery", 0.01), "estimate": 0.2, "verdict": "supported"}
+    assert "(recovery)" not in next(line for line in claims_markdown([decided]) if line.startswith("- To decide"))
     everything_met = claims_markdown([claim("recovery", 0.05)])
     assert "projection" not in next(line for line in everything_met if line.startswith("- Power"))

@@ -25,6 +25,7 @@ from typing import Any
 
 from agentgym_budget.runner.store import read_jsonl
 from agentgym_budget.stats.claims import ClaimSettings, decide_claims
+from agentgym_budget.stats.power import growth_to_decide
 
 __all__ = ["claim_records"]
 
@@ -133,6 +134,35 @@ def _power_line(claims: Sequence[Mapping[str, Any]]) -> str:
     return line
 
 
+def _decision_line(claims: Sequence[Mapping[str, Any]]) -> str:
+    """What it would take to decide each undecided claim, if the truth were its estimate (80% chance).
+
+    Example:
+        >>> interval = {"half_width": 0.094, "confidence": 0.95}
+        >>> claims = [{"claim": "recovery", "estimate": 0.0625, "interval": interval, "verdict": "undecided",
+        ...            "p_value": 0.15}]
+        >>> print(_decision_line(claims))  # doctest: +ELLIPSIS
+        - To decide: if the truth were each estimate, a verdict with 80% chance needs about 4.6x (recovery) this ...
+    """
+    settings = ClaimSettings()
+    tested = max(1, sum("p_value" in claim for claim in claims))
+    growths = {
+        claim["claim"]: growth_to_decide(claim, margin=settings.margin, alpha=settings.alpha, tested=tested)
+        for claim in claims
+        if claim.get("verdict") == "undecided" and claim.get("interval") and "saturated" not in claim
+    }
+    if not growths:
+        return "- To decide: no undecided claim with an interval."
+    sizes = ", ".join(
+        f"{growth:.1f}x ({name})" if growth else f"more than 10,000x ({name})" for name, growth in growths.items()
+    )
+    return (
+        f"- To decide: if the truth were each estimate, a verdict with 80% chance needs about {sizes} this run's "
+        "sizes (training seeds, tasks or states and episodes alike; a normal projection from the achieved "
+        "intervals, Holm at its strictest step: `agentgym_budget.stats.power`)."
+    )
+
+
 _SEED_CAVEATS = {
     1: " One seed: the run-to-run spread of training is NOT in the intervals.",
     2: " Two seeds: the intervals resample them, but two runs show little of training's run-to-run spread"
@@ -229,6 +259,7 @@ def claims_markdown(claims: Sequence[Mapping[str, Any]], training_seeds: int = 1
             if claim.get("sizes")
         ),
         _power_line(claims),
+        _decision_line(claims),
         *_gain_lines(claims),
         f"- Training seeds per recipe: {training_seeds}." + _SEED_CAVEATS.get(training_seeds, ""),
         "- Intervals: hierarchical bootstrap over training seeds, shared tasks/states and episodes; each is marginal,"
