@@ -24,7 +24,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agentgym_budget.cli.cmd_train import (
+from agentgym_budget.cli.common import fit_threads, int_list, positive_int
+from agentgym_budget.cli.training_flags import (
     add_demonstrations_argument,
     add_grpo_arguments,
     add_tiny_size_argument,
@@ -33,7 +34,6 @@ from agentgym_budget.cli.cmd_train import (
     with_grpo_arguments,
     with_tiny_size,
 )
-from agentgym_budget.cli.common import fit_threads, int_list, positive_int
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.train.study_presets import preset_settings
 

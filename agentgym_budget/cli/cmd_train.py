@@ -20,170 +20,21 @@ import json
 import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import fit_threads, int_list, positive_int, tiny_size
+from agentgym_budget.cli.common import fit_threads, int_list, positive_int
+from agentgym_budget.cli.training_flags import (
+    add_demonstrations_argument,
+    add_grpo_arguments,
+    add_tiny_size_argument,
+    add_training_env_arguments,
+    env_args_of,
+    with_grpo_arguments,
+    with_tiny_size,
+)
 
 __all__: list[str] = []
 
 NAME = "train"
 HELP = "train a policy: SFT base, then GRPO at a fixed budget or a BudgetMix (CPU, tiny local model by default)"
-
-DEFAULT_TRAIN_ENV = "TextWorld-CoinCollector-v0"
-DEFAULT_TRAIN_ENV_ARGS = "level=3"
-
-
-def add_demonstrations_argument(parser: argparse.ArgumentParser) -> None:
-    """``--demonstrations``: what SFT imitates (train and study; the names of ``trajectories.DEMONSTRATIONS``)."""
-    parser.add_argument(
-        "--demonstrations",
-        choices=("masked", "clean", "noisy"),
-        default=None,
-        help="SFT data: the noisy expert's wins with its errors masked from the loss (masked, default), the "
-        "expert's wins (clean; the default of ids whose expert cannot recover from an error, e.g. the TWX ids), "
-        "or the noisy expert's wins errors included (noisy)",
-    )
-
-
-GRPO_FLAGS = {
-    "learning_rate": (float, "LR", "learning rate"),
-    "episodes_per_step": (positive_int, "N", "rollouts per optimiser step"),
-    "num_generations": (positive_int, "N", "rollouts of one task and budget compared by GRPO (a group)"),
-    "beta": (float, "B", "KL coefficient to the starting policy"),
-    "temperature": (float, "T", "sampling temperature of the rollouts"),
-    "micro_batch": (positive_int, "N", "rollouts per forward / backward pass (bounds memory; the step accumulates)"),
-    "tokens_per_turn": (positive_int, "N", "completion tokens allowed per turn (tool answers count)"),
-}
-"""The ``--rl-*`` flags: :class:`~agentgym_budget.train.grpo.GRPOSettings` field -> (type, metavar, help)."""
-
-ROLLOUT_FLAGS = ("rollouts", "dynamic_sampling", "resample_rounds", "generation")
-"""Flags named as their :class:`~agentgym_budget.train.grpo.GRPOSettings` field (how rollouts are played)."""
-
-
-def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--rl-learning-rate``, ``--rl-episodes-per-step``, ... over the preset's or the default GRPO settings.
-
-    Example:
-        >>> parser = argparse.ArgumentParser(); add_grpo_arguments(parser)
-        >>> vars(parser.parse_args(["--rl-learning-rate", "5e-4", "--rl-num-generations", "8"]))["rl_learning_rate"]
-        0.0005
-    """
-    from agentgym_budget.train.grpo import GRPOSettings
-
-    defaults = GRPOSettings()
-    group = parser.add_argument_group("GRPO settings (default: the --preset's, else the value shown)")
-    for field, (kind, metavar, text) in GRPO_FLAGS.items():
-        flag = "--rl-" + field.replace("_", "-")
-        group.add_argument(
-            flag, type=kind, default=None, metavar=metavar, help=f"{text} (default {getattr(defaults, field)})"
-        )
-    group.add_argument(
-        "--rollouts",
-        choices=("chain", "tree"),
-        default=None,
-        help="GRPO groups: G episodes of a task from its start (chain, default), or G continuations of one "
-        "state of a first episode, forked exactly (tree)",
-    )
-    group.add_argument(
-        "--dynamic-sampling",
-        action="store_true",
-        default=None,
-        help="play groups whose rollouts all agree again on other tasks; skip optimiser steps with no signal",
-    )
-    group.add_argument(
-        "--resample-rounds", type=positive_int, default=None, metavar="N", help="most replays of a group (default 2)"
-    )
-    group.add_argument(
-        "--generation",
-        choices=("trl", "cached"),
-        default=None,
-        help="who plays the rollouts: TRL's multi-turn loop (trl, default for chain) or the package's batched, "
-        "key/value-cached rollouts (cached; what tree and --dynamic-sampling use)",
-    )
-
-
-def with_grpo_arguments(grpo, args: argparse.Namespace):
-    """``grpo`` (a :class:`~agentgym_budget.train.grpo.GRPOSettings`) with the ``--rl-*`` flags given.
-
-    Raises:
-        InvalidOptionError: A value ``GRPOSettings`` refuses (e.g. episodes per step not a multiple of the group);
-            the message ends with the flags given.
-
-    Example:
-        >>> from agentgym_budget.train.grpo import GRPOSettings
-        >>> parser = argparse.ArgumentParser(); add_grpo_arguments(parser)
-        >>> args = parser.parse_args(["--rl-episodes-per-step", "32", "--rl-num-generations", "8"])
-        >>> settings = with_grpo_arguments(GRPOSettings(), args)
-        >>> settings.episodes_per_step, settings.num_generations, settings.learning_rate
-        (32, 8, 0.0002)
-    """
-    from dataclasses import replace
-
-    from agentgym_budget.errors import InvalidOptionError
-
-    given = {"rl_" + field: getattr(args, "rl_" + field, None) for field in GRPO_FLAGS}
-    given |= {field: getattr(args, field, None) for field in ROLLOUT_FLAGS}
-    given = {name: value for name, value in given.items() if value is not None}
-    try:
-        return replace(grpo, **{name.removeprefix("rl_"): value for name, value in given.items()})
-    except InvalidOptionError as err:
-        flags = ", ".join(f"--{name.replace('_', '-')} {value}" for name, value in given.items())
-        raise InvalidOptionError(f"{err} Given: {flags}.") from None
-
-
-def add_tiny_size_argument(parser: argparse.ArgumentParser) -> None:
-    """``--tiny-size LAYERSxWIDTH``: the size of the built-in tiny model (train and study)."""
-    parser.add_argument(
-        "--tiny-size",
-        type=tiny_size,
-        default=None,
-        metavar="LxW",
-        help="layers x width of the built-in tiny model (default 2x128, 460k parameters; 4x256: 2.9M); "
-        "not with --model",
-    )
-
-
-def with_tiny_size(config, args: argparse.Namespace):
-    """``config`` (a :class:`~agentgym_budget.train.config.TrainConfig`) with ``--tiny-size``, if given.
-
-    Raises:
-        InvalidOptionError: ``--tiny-size`` with a base model of its own (``--model``, ``--init`` or a preset's).
-
-    Example:
-        >>> parser = argparse.ArgumentParser(); add_arguments(parser)
-        >>> config = build_config(parser.parse_args(["--recipe", "sft", "--out", "x", "--tiny-size", "4x256"]))
-        >>> config.tiny.layers, config.tiny.hidden_size
-        (4, 256)
-        >>> build_config(parser.parse_args(["--recipe", "sft", "--out", "x", "--tiny-size", "4x256", "--model", "m"]))
-        Traceback (most recent call last):
-        ...
-        agentgym_budget.errors.InvalidOptionError: --tiny-size 4x256 sizes the built-in tiny model, but the base policy is m; drop one of them.
-    """
-    from dataclasses import replace
-
-    from agentgym_budget.errors import InvalidOptionError
-
-    if getattr(args, "tiny_size", None) is None:
-        return config
-    layers, width = args.tiny_size
-    start = config.model or getattr(config, "init", None)
-    if start is not None:
-        raise InvalidOptionError(
-            f"--tiny-size {layers}x{width} sizes the built-in tiny model, but the base policy is {start}; "
-            "drop one of them."
-        )
-    return replace(config, tiny=replace(config.tiny, layers=layers, hidden_size=width))
-
-
-def add_training_env_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--env`` and ``--env-args``, whose default arguments belong to the default env only (train and study)."""
-    parser.add_argument(
-        "--env", default=DEFAULT_TRAIN_ENV, metavar="ID", help=f"environment (default {DEFAULT_TRAIN_ENV})"
-    )
-    parser.add_argument(
-        "--env-args",
-        default=None,
-        metavar="K=V,...",
-        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS} for {DEFAULT_TRAIN_ENV}, none for other envs)",
-    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -270,13 +121,6 @@ def _add_where_arguments(parser: argparse.ArgumentParser) -> None:
         help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model), "
         "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB; extra smollm2)",
     )
-
-
-def env_args_of(args: argparse.Namespace) -> str:
-    """``--env-args``, or the default env's default arguments when ``--env`` is left at its default."""
-    if args.env_args is not None:
-        return args.env_args
-    return DEFAULT_TRAIN_ENV_ARGS if args.env == DEFAULT_TRAIN_ENV else ""
 
 
 def build_config(args: argparse.Namespace):

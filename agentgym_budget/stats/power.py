@@ -30,7 +30,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["decision_chance", "growth_to_decide"]
+__all__ = ["growth_to_decide"]
 
 _NORMAL = NormalDist()
 
@@ -63,14 +63,14 @@ def _decision_regions(claim: str, error: float, margin: float, z_interval: float
     return [(low, high) for low, high in merged]
 
 
-def decision_chance(
+def _decision_chance(
     claim: Mapping[str, Any], growth: float, *, margin: float = 0.05, alpha: float = 0.05, tested: int = 1
 ) -> float:
     """Chance that a study ``growth`` times this one's size decides ``claim``, if the truth is its estimate.
 
     Example:
         >>> claim = {"claim": "recovery", "estimate": 0.0625, "interval": {"half_width": 0.094, "confidence": 0.95}}
-        >>> round(decision_chance(claim, 1.0, tested=4), 2)
+        >>> round(_decision_chance(claim, 1.0, tested=4), 2)
         0.12
     """
     interval = claim["interval"]
@@ -117,7 +117,7 @@ def growth_to_decide(
         return None
 
     def enough(growth: float) -> bool:
-        return decision_chance(claim, growth, margin=margin, alpha=alpha, tested=tested) >= power
+        return _decision_chance(claim, growth, margin=margin, alpha=alpha, tested=tested) >= power
 
     if enough(1.0):
         return 1.0
