@@ -7,10 +7,10 @@ preset      base             what it is for
 ``quick``   tiny             the pipeline in minutes, with enough of every stage to read its outputs
 ``tiny``    tiny             the study of 2026-12-04/05 on the built-in tiny model (80 minutes; called ``default``
                              until 2026-12-06): RL moved no tiny base, docs/study.md says why
-``default`` SmolLM2-135M     the study on a base that reads its task (2026-12-06 run: 126 min wall, 170 CPU min
-                             without the recovery stage, at load 2-6 on 2 cores; docs/study.md)
-``full``    SmolLM2-135M     ``default`` with three arms, three training seeds each and twice the evaluation
-                             (estimated from ``default``'s stage times, not run)
+``default`` SmolLM2-135M     the study on a base that reads its task (2026-12-06 run: about 158 min wall, 173 CPU
+                             min timed, at load 2-6 on 2 cores; docs/study.md)
+``full``    SmolLM2-135M     ``default`` with three arms, three training seeds each, 20 GRPO steps and twice the
+                             evaluation: about 18 hours (estimated from ``default``'s stage times, not run)
 ``smollm2`` SmolLM2-135M     the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
                              sampling; 2.6 h estimated), kept so the runs of docs/study.md can be redone
 =========== ================ =====================================================================================
@@ -37,7 +37,12 @@ SFT and GRPO sizes). Why each setting, from the runs of docs/study.md and docs/t
 * 32 test tasks x 4 episodes (prefix mode), 24 probe episodes walked for states, 8 recovery states, one
   training seed: sized for about 150 minutes with two arms. Measured 2026-12-06 (wall / CPU minutes): SFT
   14.4 / 14.2, GRPO 22.2 / 21.9 (fixed) and 29.1 / 28.8 (BudgetMix), Pass@(K,T) 48.9 / 84.6 (384 episodes,
-  about 13 CPU s each), probes 11.1 / 20.6; the recovery stage was stopped after 30 minutes, unfinished.
+  about 13 CPU s each), probes 11.1 / 20.6, recovery about 31 (stopped once and resumed; 1.5 / 2.3 timed).
+  Its claims stayed undecided: deciding three would take 4-8x its evaluation (docs/study.md).
+
+**full** grows the Pass@(K,T) claims' sizes about 6x (3 seeds x twice the tasks), near the 6.5-8.3x
+:func:`~agentgym_budget.stats.power.growth_to_decide` projects from the default run; estimated at about 8 h of
+training (9 RL runs of 20 steps) and 10 h of evaluation (10 agents on twice the tasks) on 2 cores.
 
 Example:
     >>> preset_settings("smoke")["eval_samples"]
