@@ -42,7 +42,9 @@ def machine_line(times: Mapping[str, Mapping[str, float]]) -> str:
     wall = sum(entry["wall_s"] for entry in times.values()) / 60
     cpu = sum(entry["cpu_s"] for entry in times.values()) / 60
     load = f"load {min(loads):.1f}-{max(loads):.1f} (1-minute average)" if loads else "load not recorded"
-    return f"{machine()}; {load}; study {wall:.1f} min wall, {cpu:.1f} min CPU"
+    stops = sum(entry.get("interrupted", 0) for entry in times.values())
+    resumed = f" (stopped {stops}x and resumed)" if stops else ""
+    return f"{machine()}; {load}; study {wall:.1f} min wall, {cpu:.1f} min CPU{resumed}"
 
 
 def pass_at_one_caption(study: Mapping[str, Any], samples: int, times: Mapping[str, Mapping[str, float]]) -> str:

@@ -4,6 +4,8 @@ Example:
     >>> lines = timing_lines({"sft": {"wall_s": 60.0, "cpu_s": 110.0, "load_start": 1.0, "load_end": 2.5}})
     >>> lines[-3]
     '| sft | 1.0 | 1.8 | 1.00 -> 2.50 |'
+    >>> timing_lines({"passkt": {"wall_s": 60.0, "cpu_s": 90.0, "load_start": 1.0, "load_end": 2.0, "interrupted": 1}})[2]
+    '| passkt (stopped 1x, resumed) | 1.0 | 1.5 | 1.00 -> 2.00 |'
 """
 
 from __future__ import annotations
@@ -20,12 +22,20 @@ def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
     """The wall and CPU minutes of every stage, with the 1-minute load average at its start and end."""
     lines = ["| stage | wall min | CPU min | load (1 min) |", "|---|---|---|---|"]
     for stage, entry in times.items():
+        stops = entry.get("interrupted", 0)
         lines.append(
-            f"| {stage} | {entry['wall_s'] / 60:.1f} | {entry['cpu_s'] / 60:.1f} | "
-            f"{entry['load_start']:.2f} -> {entry['load_end']:.2f} |"
+            f"| {stage}{f' (stopped {stops}x, resumed)' if stops else ''} | {entry['wall_s'] / 60:.1f} | "
+            f"{entry['cpu_s'] / 60:.1f} | {entry['load_start']:.2f} -> {entry['load_end']:.2f} |"
         )
     wall, cpu = sum(e["wall_s"] for e in times.values()), sum(e["cpu_s"] for e in times.values())
-    return [*lines, f"| total | {wall / 60:.1f} | {cpu / 60:.1f} | |", ""]
+    lines += [f"| total | {wall / 60:.1f} | {cpu / 60:.1f} | |", ""]
+    if any(entry.get("interrupted") for entry in times.values()):
+        lines += [
+            "A stopped stage's time counts up to its stop; the CPU time of worker processes it left unfinished "
+            "does not.",
+            "",
+        ]
+    return lines
 
 
 def figure_lines(figures: Sequence[str], name: str, alt: str) -> list[str]:
