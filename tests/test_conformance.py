@@ -23,6 +23,8 @@ SPECIAL_KWARGS: dict[str, Any] = {
     "agentgym_budget/WebShop-Data-v0": lambda: {"data_dir": str(webshop_data.example_data_dir())},
     # ALFWorld: one generated game per task type (games take ~2 s each to generate and check)
     **{env_id: lambda: {"num_games": 1} for env_id in agentgym_budget.registered_ids("alfworld")},
+    # ScienceWorld: one short task (its gold path, which the expert keys need, takes about a second to generate)
+    "agentgym_budget/ScienceWorld-v0": lambda: {"task": "find-animal"},
 }
 
 
@@ -48,6 +50,7 @@ QUICK_LOOP_IDS = frozenset(
         "agentgym_budget/ALFWorld-v0",
         "agentgym_budget/WebShop-v0",
         "agentgym_budget/TWX-CoinCollector-v0",
+        "agentgym_budget/ScienceWorld-v0",
     }
 )
 """One id per family that keeps every conformance check in the quick loop (``-m "not slow"``)."""

@@ -53,7 +53,7 @@ Threads
     planner) is built once and guarded, and every episode equals the same episode played alone.
 
 Families implement the hooks ``_list_tasks``, ``_begin``, ``_act`` and optionally
-``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine``, ``_share_engine`` and
+``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine``, ``_replay``, ``_share_engine`` and
 ``_close_engine``.
 """
 
@@ -156,6 +156,18 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
     def _load_engine(self, task_id: str, engine_seed: int, engine_state: Any) -> None:
         """Put the engine in ``engine_state`` (saved by :meth:`_save_engine` on ``task_id``)."""
         raise NotImplementedError
+
+    def _replay(self, task_id: str, engine_seed: int, actions: Sequence[str]) -> None:
+        """Put the engine where ``actions`` lead from the start of ``task_id`` (a state without engine state).
+
+        The default starts the task and plays every action; a family may shorten or defer it (ScienceWorld
+        replays only what its engine is not already at, when it is next needed).
+        """
+        self._begin(task_id, engine_seed)
+        for action in actions:
+            command = self._sanitize(action)
+            if command is not None:
+                self._act(command)
 
     def _verify_state(self, state: TextEnvState) -> None:
         """Raise ``SnapshotMismatchError`` if ``state`` (checked by :meth:`check_state`) is not one to restore.
@@ -299,11 +311,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         if state.engine is not None:
             self._load_engine(state.task_id, state.engine_seed, state.engine)
         else:
-            self._begin(state.task_id, state.engine_seed)
-            for action in state.actions:
-                command = self._sanitize(action)
-                if command is not None:
-                    self._act(command)
+            self._replay(state.task_id, state.engine_seed, state.actions)
         if self._np_random is not None and type(self._np_random.bit_generator).__name__ == state.rng_state.get(
             "bit_generator"
         ):

@@ -7,9 +7,8 @@ of the process (of any TWX game, in any thread) gets its own game object in it,
 connection, so envs stepped from several threads do not wait for each other's replies. A process
 made by ``fork`` does not use its parent's JVM: the first env it makes starts its own.
 
-The JVM dies with the process (its stdin is the process's pipe). :func:`java_command` finds the
-``java`` launcher (``$JAVA_HOME/bin/java``, else ``java`` on ``PATH``); without one,
-:class:`~agentgym_budget.errors.MissingDependencyError` says how to install it.
+The JVM is :data:`JVM`, a :class:`~agentgym_budget.tasks._jvm.SharedJvm`: it dies with the process,
+and without a Java runtime :class:`~agentgym_budget.errors.MissingDependencyError` says how to install one.
 
 Example:
     >>> game = new_game_interface()
@@ -21,94 +20,33 @@ Example:
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import os
-import shutil
-import subprocess
 import threading
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from agentgym_budget.dependencies import require
-from agentgym_budget.errors import MissingDependencyError
+from agentgym_budget.tasks._jvm import JAVA_INSTALL_HINT, JvmProcess, SharedJvm
 
 __all__ = ["JAVA_INSTALL_HINT", "jvm_pid", "new_game_interface"]
 
-JAVA_INSTALL_HINT = (
-    "Install a Java runtime (11 or newer), e.g. `apt-get install default-jre-headless` on Debian/Ubuntu "
-    "(or set JAVA_HOME to one), then check it with `java -version`."
-)
-
-
-@dataclass
-class _Gateway:
-    gateway: Any
-    process: subprocess.Popen[bytes]
-    pid: int
-    generators: dict[tuple[str, str], tuple[Any, Any, threading.Lock]] = field(default_factory=dict)
-
-
 _MAX_GENERATORS = 256
 _GOLD_ATTEMPTS = 50
+_FEATURE = "TextWorldExpress (the TWX ids)"
 
 
-_LOCK = threading.Lock()
-_CURRENT: _Gateway | None = None
-
-
-def java_command() -> str:
-    """The ``java`` launcher this process starts TextWorldExpress with.
-
-    Raises:
-        MissingDependencyError: No Java runtime was found (the message says how to install one).
-    """
-    home = os.environ.get("JAVA_HOME")
-    if home:
-        candidate = Path(home) / "bin" / "java"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    found = shutil.which("java")
-    if found is None:
-        raise MissingDependencyError(
-            "The TextWorldExpress ids (TWX-*) run the TextWorldExpress engine in a Java virtual machine, and no "
-            f"Java runtime was found (no java on PATH{' or in JAVA_HOME' if home else ''}). {JAVA_INSTALL_HINT}"
-        )
-    return found
-
-
-def _launch() -> _Gateway:
-    require("textworld_express", extra="twx", feature="TextWorldExpress (the TWX ids)", package="textworld-express")
-    java_gateway = require("py4j.java_gateway", extra="twx", feature="TextWorldExpress (the TWX ids)", package="py4j")
+def _classpath() -> tuple[str, str]:
     from textworld_express.constants import BASEPATH, JAR_PATH
 
-    java = java_command()
-    try:
-        port, process = java_gateway.launch_gateway(
-            classpath=JAR_PATH, die_on_exit=True, cwd=BASEPATH, java_path=java, return_proc=True
-        )
-    except (OSError, ValueError) as err:  # not executable, or no port printed: not a working JVM
-        raise MissingDependencyError(
-            f"The TWX ids could not start the TextWorldExpress engine with {java} ({type(err).__name__}: {err}). "
-            f"{JAVA_INSTALL_HINT}"
-        ) from err
-    gateway = java_gateway.JavaGateway(
-        gateway_parameters=java_gateway.GatewayParameters(port=port, auto_close=True), java_process=process
-    )
-    return _Gateway(gateway, process, os.getpid())
+    return JAR_PATH, BASEPATH
 
 
-def _gateway() -> _Gateway:
-    global _CURRENT
-    current = _CURRENT
-    if current is not None and current.pid == os.getpid() and current.process.poll() is None:
-        return current
-    with _LOCK:
-        current = _CURRENT
-        if current is None or current.pid != os.getpid() or current.process.poll() is not None:
-            current = _CURRENT = _launch()
-        return current
+JVM = SharedJvm(_FEATURE, extra="twx", package="textworld-express", module="textworld_express", classpath=_classpath)
+"""The TextWorldExpress JVM of this process (:class:`~agentgym_budget.tasks._jvm.SharedJvm`)."""
+
+_LOCK = threading.Lock()
+
+
+def _gateway() -> JvmProcess:
+    return JVM.current()
 
 
 def new_game_interface() -> Any:
@@ -118,6 +56,10 @@ def new_game_interface() -> Any:
         MissingDependencyError: The ``twx`` extra or a Java runtime is missing.
     """
     return _gateway().gateway.jvm.textworldexpress.runtime.PythonInterface()
+
+
+def _generators(current: JvmProcess) -> dict[tuple[str, str], tuple[Any, Any, threading.Lock]]:
+    return current.data.setdefault("generators", {})
 
 
 def loaded_game_interface(game: str, params: str) -> tuple[Any, threading.Lock | str]:
@@ -132,19 +74,20 @@ def loaded_game_interface(game: str, params: str) -> tuple[Any, threading.Lock |
         MissingDependencyError: The ``twx`` extra or a Java runtime is missing.
     """
     current = _gateway()
+    generators = _generators(current)
     key = (game, params)
-    entry = current.generators.get(key)
+    entry = generators.get(key)
     if entry is None:
         with _LOCK:
-            entry = current.generators.get(key)
+            entry = generators.get(key)
             if entry is None:
                 template = current.gateway.jvm.textworldexpress.runtime.PythonInterface()
                 message = template.load(game, params)
                 if message:
                     return template, message
-                if len(current.generators) >= _MAX_GENERATORS:
-                    current.generators.clear()
-                entry = current.generators[key] = (template.gameGenerator(), template.properties(), threading.Lock())
+                if len(generators) >= _MAX_GENERATORS:
+                    generators.clear()
+                entry = generators[key] = (template.gameGenerator(), template.properties(), threading.Lock())
     generator, properties, lock = entry
     interface = current.gateway.jvm.textworldexpress.runtime.PythonInterface()
     getattr(interface, "gameGenerator_$eq")(generator)
@@ -154,16 +97,15 @@ def loaded_game_interface(game: str, params: str) -> tuple[Any, threading.Lock |
 
 def detach(game: Any) -> None:
     """Let the JVM free ``game`` (idempotent; a game of another process's JVM is left alone)."""
-    current = _CURRENT
-    if current is not None and current.pid == os.getpid() and current.process.poll() is None:
+    current = JVM.started()
+    if current is not None:
         with contextlib.suppress(Exception):  # the connection is gone at interpreter exit: nothing to free
             current.gateway.detach(game)
 
 
 def jvm_pid() -> int | None:
     """Process id of this process's JVM (``None`` before the first TWX env), e.g. to count its CPU time."""
-    current = _CURRENT
-    return current.process.pid if current is not None and current.pid == os.getpid() else None
+    return JVM.pid()
 
 
 def seeded_gold_path(interface: Any, agent: str, seed: int, fold: str) -> str:
@@ -191,11 +133,3 @@ def seeded_gold_path(interface: Any, agent: str, seed: int, fold: str) -> str:
 def string_join(separator: str, values: Any) -> str:
     """``separator.join(values)`` computed in the JVM (one round trip for a Java array or list)."""
     return _gateway().gateway.jvm.java.lang.String.join(separator, values)
-
-
-@atexit.register
-def _shutdown() -> None:
-    current = _CURRENT
-    if current is not None and current.pid == os.getpid():
-        with contextlib.suppress(Exception):  # best effort at exit; the JVM also dies with its stdin
-            current.gateway.shutdown()

@@ -1,0 +1,37 @@
+"""ScienceWorld task family: the 30 science tasks of ScienceWorld (Wang et al., EMNLP 2022), in its simulator.
+
+One id, ``agentgym_budget/ScienceWorld-v0``; ``task=`` picks tasks by name (``"boil"``) or paper id
+(``"1-1"``), several at once, or all 30 (the default), and ``simplifications=`` the engine's
+simplifications (:mod:`.catalog`). Splits are the engine's ``train`` / ``dev`` / ``test`` variations.
+Needs the ``sciworld`` extra (``scienceworld``) and a Java runtime (``apt-get install
+default-jre-headless``). Importing this module registers the id without importing the engine.
+
+Example:
+    >>> import agentgym_budget
+    >>> agentgym_budget.registered_ids("sciworld")
+    ['agentgym_budget/ScienceWorld-v0']
+"""
+
+from __future__ import annotations
+
+from agentgym_budget.registration import register_env
+from agentgym_budget.tasks.sciworld.catalog import SPLITS
+
+__all__ = ["register"]
+
+
+def register() -> None:
+    """Register the ScienceWorld id with Gymnasium."""
+    register_env(
+        "ScienceWorld-v0",
+        "agentgym_budget.tasks.sciworld.env:ScienceWorldEnv",
+        family="sciworld",
+        description="ScienceWorld's 30 science tasks (boil, find an animal, build a circuit, ...); task= picks",
+        splits=SPLITS,
+        extra="sciworld",
+        requires=("scienceworld", "py4j"),
+        programs=("java",),
+    )
+
+
+register()
