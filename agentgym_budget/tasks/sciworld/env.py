@@ -7,7 +7,8 @@ Family specifics:
   :mod:`~.catalog`); splits ``train`` / ``dev`` / ``test`` are the engine's;
 * observation: the engine's answer; after a reset the task description, then the room (``look around``);
   ``goal`` is the task description;
-* reward: the score gained this turn, on a 0-1 scale (episode return = final progress);
+* reward: the score gained this turn, on a 0-1 scale, so an episode's return is the progress it made
+  (some variations score a first sub-goal at the reset: their reset ``progress`` is above 0);
   ``progress`` = score / 100; ``won``: the engine's completion; ``lost``: a failed task (the engine's score
   -100, after a wrong ``focus on``), whose progress is 0;
 * a turn is one ``step``: an unknown command costs a turn though the engine's own move counter
