@@ -46,6 +46,7 @@ SLOW_DOCTEST_MODULES: frozenset[str] = frozenset(
         "agentgym_budget.eval.passkt.plots",
         "agentgym_budget.runner.parent_watch",
         "agentgym_budget.tasks.alfworld.shared_planner",
+        "agentgym_budget.tasks.sciworld.env",
     }
 )
 """Modules whose doctests are marked ``slow`` (they play many episodes or generate data)."""

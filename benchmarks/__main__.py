@@ -44,6 +44,8 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "textworld_reset_cache": (["--tasks", "1000", "--draws", "1000"], ["--smoke"]),
     "webshop_speed": ([], ["--smoke"]),
     "twx_speed": ([], ["--smoke"]),
+    "sciworld_speed": ([], ["--smoke"]),
+    "sciworld_gold": ([], ["--smoke"]),
     "vector_env": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
     "ray_vs_pool": ([], ["--smoke"]),
@@ -78,6 +80,7 @@ SMOKE_LONGEST_FIRST = (
     "train_speed",
     "train_memory",
     "hf_agent_batching",
+    "sciworld_speed",
     "openenv_latency",
     "ray_vs_pool",
 )

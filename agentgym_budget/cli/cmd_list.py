@@ -12,7 +12,7 @@ Example:
     >>> run(parser.parse_args(["--family", "textworl"]))
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, textworld, twx, webshop.
+    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, sciworld, textworld, twx, webshop.
 """
 
 from __future__ import annotations
@@ -77,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         for extra, missing in fixes.items():
             print(f"Not installed: {', '.join(missing)} (the '{extra}' extra): {install_command(extra)}")
         if "java" in needs_program:
-            print("Not found: java (the TWX ids run TextWorldExpress in a JVM): apt-get install default-jre-headless")
+            print(
+                "Not found: java (the TWX and ScienceWorld ids run their simulators in a JVM): "
+                "apt-get install default-jre-headless"
+            )
     if not args.envs:
         if not args.agents:
             print()

@@ -3,7 +3,7 @@
 :data:`TASKS` lists the tasks of scienceworld 1.2.3 in the paper's order (ids ``1-1`` to ``10-2``), each
 with its number of variations and where its dev and test variations start: every split is a contiguous
 range (train from 0, about half; dev about a quarter; test the rest), as the engine's
-``get_variations_train/dev/test()`` list them after a load (checked by ``tests/test_sciworld_engine.py``).
+``get_variations_train/dev/test()`` list them after a load (checked by ``tests/test_sciworld_env.py``).
 7,207 variations in all: 3,592 train, 1,796 dev, 1,819 test. The engine's ``get_random_variation_*``
 draw with an unseeded generator; here the env's seeded ``np_random`` draws a task id.
 

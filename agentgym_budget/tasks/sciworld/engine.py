@@ -10,7 +10,7 @@ its own simulation (a ``scienceworld.runtime.pythonapi.PythonInterface``) in one
   ambiguous commands) in another order after a second load in the same JVM, on 29 of 30 tasks (and its
   gold paths differed). The JVM runs with ``-XX:hashCode=2`` (every identity hash is the same), which
   makes iteration follow insertion order: the same task, variation and actions give byte-identical
-  observations across loads, envs and processes (``tests/test_sciworld_engine.py``).
+  observations across loads, envs and processes (``tests/test_sciworld_env.py``, ``tests/test_sciworld_jvm.py``).
 * **Object ids.** Objects take their ids from one global counter of the JVM, which every load resets to
   0 (``util.UniqueIdentifier``), and objects compare equal by id. Two simulations in one JVM therefore
   hand out the same ids, and an object made during a step (steam, a mixture) can equal an older object

@@ -35,7 +35,7 @@ Example:
     >>> env = gym.make("agentgym_budget/ScienceWorld-v0", task="4-4", info_keys={"expert_plan"})
     >>> obs, info = env.reset(seed=0)
     >>> info["task_id"], obs.splitlines()[0]
-    ('find-animal-104', 'Your task is to find a(n) animal. First, focus on the thing. Then, move it to the red box in the kitchen.')
+    ('find-animal-127', 'Your task is to find a(n) animal. First, focus on the thing. Then, move it to the green box in the bathroom.')
     >>> for action in info["expert_plan"]:
     ...     obs, reward, terminated, truncated, info = env.step(action)
     >>> terminated, info["won"], info["progress"]
