@@ -91,6 +91,7 @@ def test_arguments_are_validated(kwargs: dict, expected: str) -> None:
         gym.make(SCIWORLD, split="valid")
 
 
+@pytest.mark.slow
 def test_simplifications_reach_the_engine_and_the_configuration() -> None:
     env = _make(simplifications=["teleportAction", "openDoors"], info_keys={"look"})
     assert env.unwrapped.simplifications == "openDoors,teleportAction"
@@ -110,7 +111,7 @@ def test_reset_shows_the_task_then_the_room_and_the_goal_is_the_task() -> None:
 
 def test_reset_task_is_refused_in_every_spelling_the_engine_accepts() -> None:
     env = TurnBudget(_make(info_keys={"expert_plan", "score", "moves"}), max_turns=20)
-    _, info = env.reset(seed=0)
+    _, info = env.reset(seed=7)
     _, _, _, _, info = env.step(info["expert_plan"][0])
     progress, moves = info["progress"], info["moves"]
     assert progress > 0
@@ -122,27 +123,21 @@ def test_reset_task_is_refused_in_every_spelling_the_engine_accepts() -> None:
     assert env.step("reset task now")[0] == NO_MATCH  # the engine's parser does not take this one either
 
 
-@pytest.mark.parametrize(
-    "action",
-    [
-        "",
-        "   ",
-        "x" * 10_000,
-        "é🙂 go north",
-        "look around\ninventory",
-        "look around; inventory",
-        "look around. inventory",
-    ],
-    ids=["empty", "blank", "10k", "unicode", "multi-line", "semicolon", "sentence"],
-)
-def test_bad_input_is_one_turn_that_changes_nothing(action: str) -> None:
-    env = TurnBudget(_make(info_keys={"score", "moves", "look", "inventory"}), max_turns=5)
-    _, before = env.reset(seed=1)
-    obs, reward, terminated, truncated, after = env.step(action)
-    assert (obs, reward, terminated, truncated) == (NO_MATCH, 0.0, False, False)
-    assert after["turn"] == 1 and after["turns_left"] == 4
-    for key in ("score", "moves", "look", "inventory", "progress"):
-        assert after[key] == before[key], key
+BAD_INPUT = ["", "   ", "x" * 10_000, "é🙂 go north", "look around\ninventory", "look around; inventory",
+             "look around. inventory", "\x00\x01", "open door to hallway\ngo to hallway"]  # fmt: skip
+
+
+def test_bad_input_is_one_turn_that_changes_nothing() -> None:
+    env = TurnBudget(_make(info_keys={"score", "moves", "look", "inventory"}), max_turns=20)
+    _, before = env.reset(seed=7)
+    world = env.unwrapped._world
+    for turn, action in enumerate(BAD_INPUT, start=1):
+        obs, reward, terminated, truncated, after = env.step(action)
+        assert (obs, reward, terminated, truncated) == (NO_MATCH, 0.0, False, False), repr(action[:40])
+        assert after["turn"] == turn
+        for key in ("score", "moves", "look", "inventory", "progress"):
+            assert after[key] == before[key], (key, repr(action[:40]))
+    assert env.unwrapped._world is world and env.unwrapped._world_log == []  # the engine took no command
 
 
 def test_turns_are_not_the_engines_moves() -> None:
@@ -155,7 +150,7 @@ def test_turns_are_not_the_engines_moves() -> None:
 
 def test_a_wrong_focus_loses_and_progress_falls_to_zero() -> None:
     env = _make(info_keys={"expert_plan", "score"})
-    _, info = env.reset(seed=0)
+    _, info = env.reset(seed=7)  # the conformance checks' variation: its gold path is in the caches
     for action in info["expert_plan"][:2]:
         _, reward, _, _, info = env.step(action)
     assert info["progress"] > 0
@@ -183,7 +178,7 @@ def test_admissible_actions_are_bounded_sensible_and_opt_in() -> None:
 
 def test_the_expert_replans_from_the_last_gold_step() -> None:
     env = _make(info_keys={"expert_plan", "expert_action"})
-    _, info = env.reset(seed=0)
+    _, info = env.reset(seed=7)
     plan = info["expert_plan"]
     assert plan == list(env.unwrapped.gold_path) and info["expert_action"] == plan[0]
     _, _, _, _, info = env.step("look around")  # a detour: the plan is unchanged
@@ -224,6 +219,7 @@ def _script_bytes(env: gym.Env, task_id: str) -> list[str]:
     return observed
 
 
+@pytest.mark.slow
 def test_the_same_actions_give_byte_identical_observations_across_loads_and_envs() -> None:
     first = _make(info_keys={"look", "inventory"})
     other = gym.make(SCIWORLD, task="chemistry-mix", info_keys={"look", "inventory"})
@@ -248,6 +244,7 @@ def test_a_restore_after_unknown_commands_does_not_reload() -> None:
     assert env.unwrapped._world is world and env.unwrapped._world_log == ["open door to hallway", "go to hallway"]
 
 
+@pytest.mark.slow
 def test_the_gold_path_is_cached_once_per_variation(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("AGENTGYM_BUDGET_CACHE", str(tmp_path))
     env = _make(info_keys={"expert_plan"})
@@ -256,3 +253,25 @@ def test_the_gold_path_is_cached_once_per_variation(tmp_path, monkeypatch) -> No
     env.unwrapped.prepare_task(task)
     assert env.unwrapped.task_prepared(task) is True
     assert env.reset(options={"task": task})[1]["expert_plan"] == list(engine.gold_path(task.rsplit("-", 1)[0], 3, ""))
+
+
+def test_reading_the_world_leaves_its_random_generator_and_ids_alone() -> None:
+    """The valid-action listing draws random numbers: it runs with a scratch generator, so that asking for
+    ``admissible_actions`` (or ``look``) never changes how an episode goes on."""
+    worlds = [engine.World(), engine.World()]
+    try:
+        for world in worlds:
+            world.load("grow-fruit", 0, "")
+            world.step("open door to hallway")
+        worlds[0].valid_actions()
+        worlds[0].read("freeActionLook")
+        worlds[0].step("zzqx")  # takes its counter and generator back in
+        counters = []
+        for world in worlds:
+            world.step("look around")
+            counters.append(int(engine._globals(world.jvm).ids.count()))
+        assert worlds[0]._random.nextLong() == worlds[1]._random.nextLong()
+        assert counters[0] == counters[1]
+    finally:
+        for world in worlds:
+            world.close()

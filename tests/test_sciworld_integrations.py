@@ -31,14 +31,14 @@ def test_turn_budget_shows_and_truncates_and_budget_mix_draws() -> None:
     obs, _, terminated, truncated, info = env.step("look around")
     assert truncated and not terminated and obs.endswith("[Turns left: 0 of 2]")
     mixed = BudgetMix(TurnBudget(gym.make(SCIWORLD, task="4-4"), max_turns=99), budgets=[3, 7])
-    assert {mixed.reset(seed=seed)[1]["max_turns"] for seed in range(8)} == {3, 7}
+    assert {mixed.reset(seed=seed)[1]["max_turns"] for seed in range(4)} == {3, 7}
 
 
 def test_process_reward_shapes_with_the_score_before_the_end() -> None:
     """progress = score / 100 moves at every sub-goal: the process signal Coin Collector lacks."""
     base = gym.make(SCIWORLD, task="find-animal", info_keys={"expert_plan"})
     env = ProcessReward(TurnBudget(base, max_turns=40), coefficient=1.0)
-    _, info = env.reset(seed=0)
+    _, info = env.reset(seed=7)  # the conformance checks' variation: its gold path is in the caches
     start, shaped, original, potentials = info["potential"], [], [], []
     for action in ["zzqx", *info["expert_plan"]]:
         _, reward, terminated, _, info = env.step(action)
@@ -51,6 +51,7 @@ def test_process_reward_shapes_with_the_score_before_the_end() -> None:
     assert sum(original) == pytest.approx(1.0 - start)  # the return is the progress made since the reset
 
 
+@pytest.mark.slow
 def test_vector_env_and_forks_play_in_the_shared_jvm() -> None:
     envs = gym.make_vec(SCIWORLD, num_envs=2, task="find-animal")
     observations, infos = envs.reset(seed=[3, 4])
@@ -101,6 +102,7 @@ def test_openenv_server_serves_sciworld() -> None:
         assert env.state().won and env.state().total_reward == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_verl_rows_play_in_the_loops_executor_threads(tmp_path: Path) -> None:
     """The verl agent loop's own part, which needs no verl (as tests/test_twx_integrations.py does for TWX)."""
     pq = pytest.importorskip("pyarrow.parquet", reason="writing parquet needs pyarrow (the verl extra)")

@@ -18,6 +18,10 @@ its own simulation (a ``scienceworld.runtime.pythonapi.PythonInterface``) in one
   ends at score 42 instead of 100. Each :class:`World` keeps its own counter and swaps it in before it
   runs (two py4j calls, only when another world ran in between), under the JVM's lock: calls of
   different worlds never interleave.
+* **Randomness.** Bees, wandering animals and genetics draw from one global ``scala.util.Random``; each
+  :class:`World` swaps its own generator in with its counter. The valid-action listing draws from it
+  too, so reads (:meth:`World.read`) run with a scratch generator and put the counter back: asking for
+  an ``info`` key never changes how an episode goes on.
 * **Heap.** The JVM's heap is bounded (:func:`java_options`; a simulation holds about 11 MiB), not a
   quarter of the machine's memory.
 
@@ -107,11 +111,13 @@ def _classpath() -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class _Globals:
-    """The simulator's process-wide state, reached by reflection: its object-id counter and random generator."""
+    """The simulator's process-wide state, reached by reflection: its object-id counter and random generator
+    (and a scratch generator for reads)."""
 
     ids: Any
     random_field: Any
     random_module: Any
+    scratch: Any
 
 
 def _globals(jvm: JvmProcess) -> _Globals:
@@ -121,7 +127,7 @@ def _globals(jvm: JvmProcess) -> _Globals:
         field = gateway.java.lang.Class.forName("scala.util.Random").getDeclaredField("self")
         field.setAccessible(True)
         module = gateway.java.lang.Class.forName("scala.util.Random$").getField("MODULE$").get(None)
-        found = jvm.data["globals"] = _Globals(gateway.util.UniqueIdentifier, field, module)
+        found = jvm.data["globals"] = _Globals(gateway.util.UniqueIdentifier, field, module, gateway.java.util.Random())
     return found
 
 
@@ -234,10 +240,22 @@ class World:
             return float(self._score())
 
     def read(self, what: str) -> Any:
-        """The result of the simulator's read-only method ``what`` (e.g. ``getTaskDescription``)."""
+        """The result of the simulator's method ``what`` that reads the world (e.g. ``freeActionLook``).
+
+        Such reads run engine code that draws from the random generator (the valid-action listing does):
+        they run with a scratch generator and the object-id counter put back after, so that asking for an
+        ``info`` key never changes how the episode goes on.
+        """
         with self._calling(what):
             self._take_counter()
-            return getattr(self.interface, what)()
+            shared = _globals(self.jvm)
+            counter = int(shared.ids.count())
+            shared.random_field.set(shared.random_module, shared.scratch)
+            try:
+                return getattr(self.interface, what)()
+            finally:
+                shared.random_field.set(shared.random_module, self._random)
+                getattr(shared.ids, "count_$eq")(counter)
 
     def valid_actions(self) -> list[dict[str, Any]]:
         """The simulator's valid action-object combinations: ``action``, ``template_id``, ``obj_ids``, ``type_ids``."""
