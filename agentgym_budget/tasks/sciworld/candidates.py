@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import zip_longest
 from typing import Any
 
-__all__ = ["RESET_TASK", "bounded"]
+__all__ = ["bounded"]
 
 _AGENT, _INVENTORY, _AIR = 0, 1, 144
 _PLACES = frozenset({130, 131, 132, 133})  # Location, Outside, Room, Universe

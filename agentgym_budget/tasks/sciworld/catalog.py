@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 
-__all__ = ["SIMPLIFICATIONS", "SPLITS", "TASKS", "TaskSpec", "resolve_simplifications", "resolve_tasks"]
+__all__ = ["TASKS"]
 
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 """The engine's variation splits."""

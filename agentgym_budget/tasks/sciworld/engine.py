@@ -61,17 +61,7 @@ from agentgym_budget.storage.memory_cache import MemoryCache
 from agentgym_budget.storage.safe_json import read_json_file
 from agentgym_budget.tasks._jvm import JvmProcess, SharedJvm
 
-__all__ = [
-    "GOLD_JVM",
-    "HEAP_ENV_VAR",
-    "JVM",
-    "NO_MATCH",
-    "StepResult",
-    "World",
-    "gold_params",
-    "gold_path",
-    "java_options",
-]
+__all__ = ["World", "gold_path"]
 
 HEAP_ENV_VAR = "AGENTGYM_BUDGET_SCIWORLD_HEAP"
 """Environment variable bounding the JVM's heap (``-Xmx``), e.g. ``4g``; default :data:`DEFAULT_HEAP`."""

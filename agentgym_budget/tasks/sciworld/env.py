@@ -59,7 +59,7 @@ from agentgym_budget.tasks.sciworld import candidates, engine
 from agentgym_budget.tasks.sciworld.catalog import SPLITS, TASKS, resolve_simplifications, resolve_tasks
 from agentgym_budget.tasks.sciworld.expert import GoldTracker
 
-__all__ = ["MAX_REPLAY_ACTIONS", "SCIWORLD_INFO_KEYS", "ScienceWorldEnv"]
+__all__ = ["SCIWORLD_INFO_KEYS", "ScienceWorldEnv"]
 
 SCIWORLD_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,

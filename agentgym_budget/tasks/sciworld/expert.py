@@ -23,7 +23,7 @@ Example:
 
 from __future__ import annotations
 
-__all__ = ["GoldTracker"]
+__all__: list[str] = []  # the env's part
 
 
 class GoldTracker:
