@@ -18,6 +18,6 @@ wrappers, vector envs, agents or anything above (the registry loads the families
 
 from __future__ import annotations
 
-from agentgym_budget.tasks import alfworld, textworld, twx, webshop  # noqa: F401  (importing a family registers its ids)
+from agentgym_budget.tasks import alfworld, babyai, textworld, twx, webshop  # noqa: F401  (importing a family registers its ids)
 
 __all__: list[str] = []
