@@ -27,7 +27,7 @@ from agentgym_budget.errors import GenerationError, InvalidOptionError
 from agentgym_budget.tasks.babyai.levels import MIXED_KINDS, Level, held_out_combinations
 from agentgym_budget.tasks.babyai.state import CARRIED, GONE, ON_GRID, PLAN_LIMIT, BabyAIState, Layout
 
-require("minigrid", extra="babyai", feature="The BabyAI ids", min_python=(3, 11))
+require("minigrid", extra="babyai", feature="BabyAI (the BabyAI ids)", min_python=(3, 11))
 
 from minigrid.core.roomgrid import RoomGrid  # noqa: E402  (after the check that names the extra)
 from minigrid.envs.babyai.core import verifier  # noqa: E402
