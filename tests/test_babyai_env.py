@@ -306,7 +306,9 @@ def test_missing_extra_and_old_python_raise_typed_errors():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "MAKE: BabyAI (the BabyAI ids) needs the 'minigrid' package" in done.stdout and "[babyai]" in done.stdout
-    old = "OLD: BabyAI (the BabyAI ids) needs the 'minigrid' package, which requires Python >= 3.11 (this is Python 3.10)"
+    old = (
+        "OLD: BabyAI (the BabyAI ids) needs the 'minigrid' package, which requires Python >= 3.11 (this is Python 3.10)"
+    )
     assert old in done.stdout
 
 

@@ -12,7 +12,7 @@ Example:
     >>> run(parser.parse_args(["--family", "textworl"]))
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, textworld, twx, webshop.
+    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, babyai, textworld, twx, webshop.
 """
 
 from __future__ import annotations
