@@ -302,6 +302,8 @@ def test_missing_extra_and_old_python_raise_typed_errors():
         "    gym.make('agentgym_budget/BabyAI-GoToLocal-v0')\n"
         "except MissingDependencyError as err:\n"
         "    print('OLD:', err)\n"
+        "from agentgym_budget.cli.main import main\n"
+        "main(['list', '--envs', '--family', 'babyai'])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -310,6 +312,7 @@ def test_missing_extra_and_old_python_raise_typed_errors():
         "OLD: BabyAI (the BabyAI ids) needs the 'minigrid' package, which requires Python >= 3.11 (this is Python 3.10)"
     )
     assert old in done.stdout
+    assert "no: needs Python >= 3.11" in done.stdout and "Not installed" not in done.stdout  # pip would add nothing
 
 
 def test_every_local_level_is_registered_with_its_extra():

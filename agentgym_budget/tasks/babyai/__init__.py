@@ -34,6 +34,7 @@ def register() -> None:
             splits=tuple(SPLIT_SEEDS),
             extra="babyai",
             requires=("minigrid",),
+            min_python=(3, 11),
         )
 
 

@@ -94,13 +94,13 @@ LEVELS: Mapping[str, Level] = {
         Level(
             "MixedTrainLocal",
             None,
-            "go to, pick up, open, put next to, pick up then go to: training missions (no held-out object)",
+            "mixed training missions (go to, pick up, open, put next to, pick up then go to), no held-out object",
             mixed="train",
         ),
         Level(
             "MixedTestLocal",
             None,
-            "the same five mission kinds, each naming a held-out (type, colour) combination",
+            "mixed test missions: the same five kinds, each naming a held-out object/colour combination",
             mixed="test",
         ),
     )
