@@ -16,7 +16,6 @@ from agentgym_budget.wrappers import BudgetMix, StateSnapshot, TurnBudget
 pytest.importorskip("minigrid")
 
 LOCAL = "agentgym_budget/BabyAI-GoToLocal-v0"
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_turn_budget_shows_and_budget_mix_draws():
