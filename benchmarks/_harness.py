@@ -42,6 +42,7 @@ PACKAGES = (
     "ray",
     "openenv-core",
     "textworld-express",
+    "minigrid",
 )
 
 

@@ -27,7 +27,7 @@ minigrid = pytest.importorskip("minigrid")
 
 from minigrid.utils.baby_ai_bot import BabyAIBot  # noqa: E402
 
-from agentgym_budget.tasks.babyai.planner import visible_cells  # noqa: E402
+from agentgym_budget.tasks.babyai.view import egocentric_view, visible_cells  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL = [name for name, level in LEVELS.items() if level.mixed is None]
@@ -66,6 +66,25 @@ def test_layouts_and_expert_plans_are_minigrids_own(level):
         assert np.array_equal(ours.grid.encode(), raw.grid.encode())
         assert (ours.agent_pos, ours.agent_dir) == (tuple(raw.agent_pos), raw.agent_dir)
         assert info["expert_plan"] == [COMMANDS[a] for a in _bot_actions(raw)]
+
+
+@pytest.mark.parametrize("level", ["GoToLocal", "OpenDoor", "UnlockLocal", "PutNextLocal"])
+def test_the_view_and_the_seen_cells_are_minigrids(level):
+    rng, compared = np.random.default_rng(7), 0
+    for seed in range(3):
+        raw = _raw(level, seed)
+        for _ in range(40):
+            image = raw.step(int(rng.integers(len(COMMANDS))))[0]["image"]
+            assert np.array_equal(np.array(egocentric_view(raw), dtype=np.uint8), image)
+            _, seen = raw.gen_obs_grid()
+            size, forward, right = raw.agent_view_size, raw.dir_vec, raw.right_vec
+            corner = np.asarray(raw.agent_pos) + forward * (size - 1) - right * (size // 2)
+            expected = {
+                tuple(int(v) for v in corner - forward * j + right * i) for i, j in zip(*np.nonzero(seen), strict=True)
+            }
+            assert set(visible_cells(raw)) == expected
+            compared += 1
+    assert compared == 120
 
 
 _SENTENCE = re.compile(

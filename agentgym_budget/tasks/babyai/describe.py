@@ -31,6 +31,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import numpy as np
 
 __all__ = ["COLOR_NAMES", "NOTHING", "TYPE_NAMES", "describe", "offset_text"]
@@ -81,45 +84,53 @@ def offset_text(right: int, forward: int) -> str:
     return " and ".join(parts)
 
 
-def _wall_line(types: np.ndarray, cells: list[tuple[int, int]], direction: str) -> str | None:
+def _wall_line(cells: list, places: list[tuple[int, int]], direction: str) -> str | None:
     """The wall sentence for a line of cells leaving the agent (nearest first), if it ends at a wall."""
-    for distance, (x, y) in enumerate(cells, start=1):
-        code = types[x, y]
+    for distance, (x, y) in enumerate(places, start=1):
+        code = cells[x][y][0]
         if code == _EMPTY:
             continue
         return f"You see a wall {_steps(distance, direction)}" if code == _WALL else None
     return None
 
 
-def describe(image: np.ndarray, carrying: tuple[str, str] | None) -> list[str]:
+def describe(image: Any, carrying: tuple[str, str] | None) -> list[str]:
     """The sentences for minigrid's egocentric ``image`` and the carried object's ``(colour, type)``.
 
     Args:
-        image: ``(size, size, 3)`` codes, ``[x, y]``; the agent is at ``(size // 2, size - 1)`` facing ``y = 0``.
+        image: ``(size, size, 3)`` codes, ``[x][y]`` (an array or nested lists, :func:`~.view.egocentric_view`);
+            the agent is at ``(size // 2, size - 1)`` facing ``y = 0``.
         carrying: The carried object's colour and type, or ``None``.
 
     Returns:
         The sentences in the module docstring's order (``[NOTHING]`` when there is none).
     """
-    size = image.shape[0]
+    cells = image.tolist() if isinstance(image, np.ndarray) else image
+    size = len(cells)
     ax, ay = size // 2, size - 1
-    types = image[:, :, 0]
     lines = [f"You carry a {carrying[0]} {carrying[1]}"] if carrying is not None else []
-    for direction, cells in (
-        ("forward", [(ax, y) for y in range(ay - 1, -1, -1)]),
-        ("left", [(x, ay) for x in range(ax - 1, -1, -1)]),
-        ("right", [(x, ay) for x in range(ax + 1, size)]),
-    ):
-        line = _wall_line(types, cells, direction)
+    for direction, places in _lines(size):
+        line = _wall_line(cells, places, direction)
         if line is not None:
             lines.append(line)
-    visible = (types > _WALL) & (types != _AGENT)
-    visible[ax, ay] = False  # the agent's own cell shows what it carries
-    for x, y in zip(*np.nonzero(visible), strict=True):
-        code, color, state = (int(value) for value in image[x, y])
-        where = offset_text(int(x) - ax, ay - int(y))
-        if code == _DOOR:
-            lines.append(f"You see {DOOR_STATES[state]} {COLOR_NAMES[color]} door {where}")
-        else:
-            lines.append(f"You see a {COLOR_NAMES[color]} {TYPE_NAMES[code]} {where}")
+    for x, column in enumerate(cells):
+        for y, (code, color, state) in enumerate(column):
+            if code <= _WALL or code == _AGENT or (x == ax and y == ay):  # the agent's cell shows what it carries
+                continue
+            where = offset_text(x - ax, ay - y)
+            if code == _DOOR:
+                lines.append(f"You see {DOOR_STATES[state]} {COLOR_NAMES[color]} door {where}")
+            else:
+                lines.append(f"You see a {COLOR_NAMES[color]} {TYPE_NAMES[code]} {where}")
     return lines or [NOTHING]
+
+
+@functools.cache
+def _lines(size: int) -> tuple[tuple[str, tuple[tuple[int, int], ...]], ...]:
+    """The cells straight ahead, left and right of the agent in a view of ``size``, nearest first."""
+    ax, ay = size // 2, size - 1
+    return (
+        ("forward", tuple((ax, y) for y in range(ay - 1, -1, -1))),
+        ("left", tuple((x, ay) for x in range(ax - 1, -1, -1))),
+        ("right", tuple((x, ay) for x in range(ax + 1, size))),
+    )

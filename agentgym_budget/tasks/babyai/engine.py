@@ -16,16 +16,17 @@ Needs the ``babyai`` extra (``minigrid==3.2.0``, Python >= 3.11); importing this
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import GenerationError, InvalidOptionError
 from agentgym_budget.tasks.babyai.levels import MIXED_KINDS, Level, held_out_combinations
 from agentgym_budget.tasks.babyai.state import CARRIED, GONE, ON_GRID, PLAN_LIMIT, BabyAIState, Layout
+from agentgym_budget.tasks.babyai.view import egocentric_view
 
 require("minigrid", extra="babyai", feature="BabyAI (the BabyAI ids)", min_python=(3, 11))
 
@@ -47,6 +48,19 @@ DONE, DROP, PICKUP, FORWARD = 6, 4, 3, 2
 
 def _no_view() -> None:
     return None
+
+
+@contextlib.contextmanager
+def _no_render(env: Any) -> Iterator[None]:
+    """minigrid's ``gen_obs`` (called at the end of ``step`` and ``reset``) skipped: :mod:`.view` gives the view."""
+    if "gen_obs" in env.__dict__:  # already skipped (a plan in progress)
+        yield
+        return
+    env.gen_obs = _no_view
+    try:
+        yield
+    finally:
+        del env.gen_obs
 
 
 def _quiet_gen_grid(self: RoomGridLevel, width: int, height: int) -> None:
@@ -133,28 +147,29 @@ class LevelEngine:
         self._plan_limit = PLAN_LIMIT
 
     # ------------------------------------------------------------------ playing
-    def begin(self, seed: int) -> np.ndarray:
+    def begin(self, seed: int) -> list:
         """Generate the task of ``seed`` and return the agent's first view (minigrid's ``image``)."""
         kind, make = self._factory(seed)
         env = self._levels.get(kind)
         if env is None:
             env = self._levels[kind] = make()
-        observation = env.reset(seed=seed)[0]
+        with _no_render(env):
+            env.reset(seed=seed)
         self._plan_limit = min(int(env.max_steps), PLAN_LIMIT)
         if self._max_steps is not None:
             env.max_steps = self._max_steps
         env.agent_pos, env.agent_dir = (int(env.agent_pos[0]), int(env.agent_pos[1])), int(env.agent_dir)
         self.env, self.seed = env, seed
         self._index_objects()
-        return observation["image"]
+        return self.view()
 
-    def act(self, action: int) -> tuple[np.ndarray, str]:
+    def act(self, action: int) -> tuple[list, str]:
         """Play minigrid action ``action`` (0-6); return the new view and the verifier's verdict.
 
         The verdict is ``"success"``, ``"failure"`` or ``"continue"``; minigrid's ``max_steps`` is not applied.
         """
-        observation, verdict = self._advance(action)
-        return observation["image"], verdict
+        verdict = self._advance(action)
+        return self.view(), verdict
 
     def plan(self) -> list[int] | None:
         """The expert's actions from the current state to success (``None``: it finds none); the state is kept.
@@ -162,17 +177,14 @@ class LevelEngine:
         A plan may take at most the level's own ``max_steps`` actions (:data:`~.state.PLAN_LIMIT` at most).
         """
         saved = self.save(None, 0)
-        env = self.env
-        env.gen_obs = _no_view  # the bot looks with gen_obs_grid; the plan needs no rendered view
         try:
-            return plan_actions(env, lambda action: self._advance(action)[1], self._plan_limit)
+            return plan_actions(self.env, self._advance, self._plan_limit)
         finally:
-            del env.gen_obs
             self.load(self.seed, saved)
 
-    def view(self) -> np.ndarray:
-        """The agent's current view (minigrid's ``gen_obs()['image']``)."""
-        return self.env.gen_obs()["image"]
+    def view(self) -> list:
+        """The agent's current view: minigrid's ``gen_obs()['image']`` as nested lists (:mod:`.view`)."""
+        return egocentric_view(self.env)
 
     def mission_impossible(self) -> bool:
         """Whether an object the mission still has to pick up or move is gone (a box opened by ``toggle``)."""
@@ -262,11 +274,12 @@ class LevelEngine:
         return self._layouts[seed]
 
     # ------------------------------------------------------------------ internals
-    def _advance(self, action: int) -> tuple[Any, str]:
-        """``RoomGridLevel.step`` without the ``max_steps`` truncation; positions kept as tuples of ints."""
+    def _advance(self, action: int) -> str:
+        """``RoomGridLevel.step`` without the ``max_steps`` truncation (nor its view); positions kept as ints."""
         env = self.env
         carried = env.carrying
-        observation = MiniGridEnv.step(env, action)[0]
+        with _no_render(env):
+            MiniGridEnv.step(env, action)
         if action == FORWARD:
             env.agent_pos = (int(env.agent_pos[0]), int(env.agent_pos[1]))
         elif action == DROP:
@@ -275,7 +288,7 @@ class LevelEngine:
                 carried.cur_pos = (int(carried.cur_pos[0]), int(carried.cur_pos[1]))
         elif action == PICKUP and env.carrying is not None:
             env.carrying.cur_pos = (-1, -1)
-        return observation, env.instrs.verify(action) or "continue"
+        return env.instrs.verify(action) or "continue"
 
     def _index_objects(self) -> None:
         env = self.env

@@ -237,7 +237,7 @@ class BabyAIEnv(TextEnv):
                 extras["expert_plan"] = list(plan)
                 extras["expert_action"] = plan[0] if plan else None
             if "image" in keys:
-                extras["image"] = image.tolist()
+                extras["image"] = [[list(cell) for cell in column] for column in image]
             env = self.engine.env
             if "agent" in keys:
                 extras["agent"] = [int(env.agent_pos[0]), int(env.agent_pos[1]), int(env.agent_dir)]

@@ -16,8 +16,9 @@ in the level itself, its view not rendered, until the mission succeeds: the plan
 The level is left wherever the plan ended: the caller restores its state. The bot fails (no plan) when
 the mission cannot be done any more (a box it needs was opened), when it gives up (an exception of the
 bot) or after ``limit`` actions. Two searches of the bot are rewritten to do the same work faster: the
-breadth-first search (a deque instead of list slicing, same visiting order) and the update of the seen
-cells (one array operation instead of a loop over the view).
+breadth-first search (a deque instead of list slicing, same visiting order), the update of the seen
+cells (:func:`~.view.visible_cells` instead of building the view's grids) and the search for a cell to
+drop at (tuple comparisons instead of ``np.array_equal``).
 
 Importing this module imports minigrid (the ``babyai`` extra).
 """
@@ -28,11 +29,12 @@ from collections import deque
 from typing import Any
 
 import numpy as np
-from minigrid.core.constants import DIR_TO_VEC
 from minigrid.envs.babyai.core.verifier import AfterInstr, AndInstr, BeforeInstr, PickupInstr, PutNextInstr
 from minigrid.utils.baby_ai_bot import BabyAIBot, DropSubgoal, GoNextToSubgoal
 
-__all__ = ["Bot", "pending_instructions", "plan_actions", "visible_cells"]
+from agentgym_budget.tasks.babyai.view import visible_cells
+
+__all__ = ["Bot", "pending_instructions", "plan_actions"]
 
 MAX_REPLANS = 500
 """Subgoal changes one bot decision may make before the bot is deemed stuck (minigrid has no bound)."""
@@ -193,44 +195,6 @@ class Bot(BabyAIBot):
             for k, m in ((di, dj), (dj, di), (-dj, -di), (-di, -dj)):
                 queue.append(((i + k, j + m, k, m), (i, j)))
         return None, None, previous_pos
-
-
-def visible_cells(env: Any) -> list[tuple[int, int]]:
-    """The grid cells the agent sees: minigrid's ``gen_obs_grid`` visibility, without building the view's grids.
-
-    The view's cell ``(i, j)`` is the grid cell ``top_left - j * forward + i * right`` (as minigrid's bot maps
-    it); cells outside the grid are walls; minigrid's ``process_vis`` then spreads visibility from the agent.
-    """
-    size = env.agent_view_size
-    fx, fy = DIR_TO_VEC[env.agent_dir]
-    rx, ry = -fy, fx
-    ax, ay = env.agent_pos
-    left_x, left_y = ax + fx * (size - 1) - rx * (size // 2), ay + fy * (size - 1) - ry * (size // 2)
-    grid = env.grid
-    cells, width, height = grid.grid, grid.width, grid.height
-    places = [[(left_x - fx * j + rx * i, left_y - fy * j + ry * i) for j in range(size)] for i in range(size)]
-    clear = [[_transparent(cells, width, height, x, y) for x, y in column] for column in places]
-    seen = [[False] * size for _ in range(size)]
-    seen[size // 2][size - 1] = True
-    for j in range(size - 1, -1, -1):
-        for i in range(size - 1):
-            if seen[i][j] and clear[i][j]:
-                seen[i + 1][j] = True
-                if j > 0:
-                    seen[i + 1][j - 1] = seen[i][j - 1] = True
-        for i in range(size - 1, 0, -1):
-            if seen[i][j] and clear[i][j]:
-                seen[i - 1][j] = True
-                if j > 0:
-                    seen[i - 1][j - 1] = seen[i][j - 1] = True
-    return [places[i][j] for i in range(size) for j in range(size) if seen[i][j]]
-
-
-def _transparent(cells: list[Any], width: int, height: int, x: int, y: int) -> bool:
-    if not (0 <= x < width and 0 <= y < height):
-        return False  # minigrid's view puts walls outside the grid
-    cell = cells[y * width + x]
-    return cell is None or cell.see_behind()
 
 
 def plan_actions(env: Any, step: Any, limit: int) -> list[int] | None:
