@@ -45,6 +45,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "webshop_speed": ([], ["--smoke"]),
     "twx_speed": ([], ["--smoke"]),
     "babyai_speed": ([], ["--smoke"]),
+    "babyai_expert": ([], ["--smoke"]),
     "vector_env": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
     "ray_vs_pool": ([], ["--smoke"]),

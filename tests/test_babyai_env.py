@@ -282,6 +282,14 @@ def test_opening_the_box_to_pick_up_loses():
     assert (reward, terminated, info["won"], info["lost"], info["expert_plan"]) == (0.0, True, False, True, [])
 
 
+def test_a_mission_that_matches_walls_too_plays_on_after_a_toggle():
+    env = _babyai("PickupDist", info_keys={"expert_plan"}, progress="sparse")
+    _, info = env.reset(options={"task": 7})
+    assert info["goal"] == "pick up a grey object"  # minigrid's description matches the grey walls as well
+    _, _, terminated, _, info = env.step("toggle")
+    assert not terminated and info["expert_plan"]
+
+
 def test_mixed_ids_hold_out_their_combinations_in_train_and_name_them_in_test():
     held_out = held_out_combinations(0)
     assert held_out == {("key", "purple"), ("ball", "grey"), ("box", "yellow"), ("door", "red")}

@@ -192,6 +192,8 @@ class LevelEngine:
         cells, width = env.grid.grid, env.grid.width
 
         def present(obj: Any) -> bool:
+            if obj.cur_pos is None:  # a wall: a description without a type matches walls too
+                return True
             x, y = obj.cur_pos
             return obj is env.carrying or (x >= 0 and cells[y * width + x] is obj)
 
