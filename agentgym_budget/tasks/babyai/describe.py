@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["COLOR_NAMES", "NOTHING", "TYPE_NAMES", "describe", "offset_text"]
+__all__: list[str] = []  # used by the family: the text is documented in the module docstring
 
 TYPE_NAMES: tuple[str, ...] = (
     "unseen",

@@ -38,7 +38,7 @@ from minigrid.minigrid_env import MiniGridEnv  # noqa: E402
 from agentgym_budget.tasks.babyai.mixed import MIXED_LEVELS, descriptions  # noqa: E402
 from agentgym_budget.tasks.babyai.planner import pending_instructions, plan_actions  # noqa: E402
 
-__all__ = ["MAX_REJECTIONS", "LevelEngine", "instructions"]
+__all__: list[str] = []  # used by the env
 
 MAX_REJECTIONS = 10_000
 """Layouts a level may reject in one reset before :class:`GenerationError` (minigrid itself loops forever)."""

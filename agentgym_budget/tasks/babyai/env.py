@@ -59,7 +59,7 @@ from agentgym_budget.tasks.babyai.describe import describe
 from agentgym_budget.tasks.babyai.levels import LEVELS, SPLIT_SEEDS, Level, task_id, task_seed
 from agentgym_budget.tasks.babyai.state import COMMANDS, check_state
 
-__all__ = ["BABYAI_INFO_KEYS", "REWARDS", "BabyAIEnv"]
+__all__ = ["BABYAI_INFO_KEYS", "BabyAIEnv"]
 
 BABYAI_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,

@@ -34,7 +34,7 @@ from minigrid.utils.baby_ai_bot import BabyAIBot, DropSubgoal, GoNextToSubgoal
 
 from agentgym_budget.tasks.babyai.view import visible_cells
 
-__all__ = ["Bot", "pending_instructions", "plan_actions"]
+__all__: list[str] = []  # used by the engine
 
 MAX_REPLANS = 500
 """Subgoal changes one bot decision may make before the bot is deemed stuck (minigrid has no bound)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["egocentric_view", "visible_cells"]
+__all__: list[str] = []  # used by the engine and the planner
 
 DIRECTIONS: tuple[tuple[int, int], ...] = ((1, 0), (0, 1), (-1, 0), (0, -1))
 """minigrid's ``DIR_TO_VEC``: east, south, west, north."""
