@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import io
 import re
 import subprocess
@@ -20,7 +21,7 @@ import pytest
 import agentgym_budget
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.tasks.babyai.levels import LEVELS, MIXED_KINDS, held_out_combinations
-from agentgym_budget.tasks.babyai.state import COMMANDS
+from agentgym_budget.tasks.babyai.state import COMMANDS, GONE
 from agentgym_budget.wrappers import TurnBudget
 
 minigrid = pytest.importorskip("minigrid")
@@ -280,6 +281,24 @@ def test_opening_the_box_to_pick_up_loses():
     assert info["expert_plan"][-1] == "pick up"
     _, reward, terminated, _, info = env.step("toggle")  # the box opens: it is gone
     assert (reward, terminated, info["won"], info["lost"], info["expert_plan"]) == (0.0, True, False, True, [])
+
+
+def test_a_put_next_whose_fixed_box_is_gone_is_lost():
+    env = _babyai("PutNextLocal", info_keys={"expert_plan"}, progress="sparse")
+    for task in range(100):
+        _, info = env.reset(options={"task": task})
+        if re.fullmatch(r"put the \w+ \w+ next to the \w+ box", info["goal"]):
+            break
+    engine = env.unwrapped.engine
+    index = engine.objects.index(engine.env.instrs.desc_fixed.obj_set[0])
+    state = env.unwrapped.get_state()
+    objects = list(state.engine.objects)
+    objects[index] = (*objects[index][:2], GONE, 0)  # as if opened: a legal state (boxes disappear)
+    env.unwrapped.set_state(
+        dataclasses.replace(state, engine=dataclasses.replace(state.engine, objects=tuple(objects)))
+    )
+    _, reward, terminated, _, info = env.step("toggle")
+    assert (reward, terminated, info["lost"], info["expert_plan"]) == (0.0, True, True, [])
 
 
 def test_a_mission_that_matches_walls_too_plays_on_after_a_toggle():

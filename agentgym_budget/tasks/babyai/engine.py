@@ -36,7 +36,7 @@ from minigrid.envs.babyai.core.roomgrid_level import RejectSampling, RoomGridLev
 from minigrid.minigrid_env import MiniGridEnv  # noqa: E402
 
 from agentgym_budget.tasks.babyai.mixed import MIXED_LEVELS, descriptions  # noqa: E402
-from agentgym_budget.tasks.babyai.planner import pending_instructions, plan_actions  # noqa: E402
+from agentgym_budget.tasks.babyai.planner import on_grid, pending_instructions, plan_actions  # noqa: E402
 
 __all__: list[str] = []  # used by the env
 
@@ -187,21 +187,26 @@ class LevelEngine:
         return egocentric_view(self.env)
 
     def mission_impossible(self) -> bool:
-        """Whether an object the mission still has to pick up or move is gone (a box opened by ``toggle``)."""
-        env = self.env
-        cells, width = env.grid.grid, env.grid.width
+        """Whether an instruction still to do can no longer succeed: an object it needs is gone (a box opened).
 
-        def present(obj: Any) -> bool:
-            if obj.cur_pos is None:  # a wall: a description without a type matches walls too
-                return True
-            x, y = obj.cur_pos
-            return obj is env.carrying or (x >= 0 and cells[y * width + x] is obj)
+        A "pick up" needs one of its objects (on the grid or carried); a "put next to" needs one object to
+        move and one to put it next to (its positions are refreshed at every drop, so a gone one is never
+        next to anything again); a "go to" succeeds at the positions its description tracks, which forget a
+        gone object at the next drop: it is lost once none is left and none of its objects is present.
+        """
+        env = self.env
+
+        def present(desc: Any) -> bool:  # walls (a description without a type) have no position and never go
+            return any(obj.cur_pos is None or obj is env.carrying or on_grid(env, obj) for obj in desc.obj_set)
 
         for instr in pending_instructions(env.instrs):
-            desc = getattr(instr, "desc_move", None) or (
-                instr.desc if isinstance(instr, verifier.PickupInstr) else None
-            )
-            if desc is not None and not any(present(obj) for obj in desc.obj_set):
+            if isinstance(instr, verifier.PickupInstr) and not present(instr.desc):
+                return True
+            if isinstance(instr, verifier.PutNextInstr) and not (
+                present(instr.desc_move) and present(instr.desc_fixed)
+            ):
+                return True
+            if isinstance(instr, verifier.GoToInstr) and not instr.desc.obj_poss and not present(instr.desc):
                 return True
         return False
 

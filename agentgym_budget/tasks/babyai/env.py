@@ -11,7 +11,8 @@ Family specifics:
   command: one turn passes (minigrid's no-op ``done`` action) and nothing else happens;
 * ``reward``: 1.0 on success, else 0.0 (``reward="discounted"``: minigrid's ``1 - 0.9 * step_count /
   max_steps`` on success, ``step_count`` capped at ``max_steps``); ``won`` when the mission is done,
-  ``lost`` when it cannot be done any more (a box it names was opened by ``toggle``: the box is gone);
+  ``lost`` when it cannot be done any more (a box it needs was opened by ``toggle``: the box is gone; see
+  :meth:`~.engine.LevelEngine.mission_impossible`);
 * minigrid's ``max_steps`` never ends an episode: a :class:`~agentgym_budget.wrappers.TurnBudget` does
   (it wins whether it is shorter or longer); ``max_steps`` only scales the discounted reward;
 * ``progress``: ``1 - remaining / first`` where ``remaining`` is the length of the expert's plan from the
@@ -187,7 +188,7 @@ class BabyAIEnv(TextEnv):
             return self._turn(image, verdict, preface=preface)
         plan = self._plan
         image, verdict = self.engine.act(action)
-        impossible = verdict == "continue" and command == "toggle" and self.engine.mission_impossible()
+        impossible = verdict == "continue" and command in ("toggle", "drop") and self.engine.mission_impossible()
         if verdict != "continue" or impossible:
             self._plan = ()
         elif self._needs_plan:

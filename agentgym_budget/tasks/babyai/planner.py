@@ -29,8 +29,16 @@ from collections import deque
 from typing import Any
 
 import numpy as np
-from minigrid.envs.babyai.core.verifier import AfterInstr, AndInstr, BeforeInstr, PickupInstr, PutNextInstr
-from minigrid.utils.baby_ai_bot import BabyAIBot, DropSubgoal, GoNextToSubgoal
+from minigrid.envs.babyai.core.verifier import (
+    AfterInstr,
+    AndInstr,
+    BeforeInstr,
+    GoToInstr,
+    ObjDesc,
+    PickupInstr,
+    PutNextInstr,
+)
+from minigrid.utils.baby_ai_bot import BabyAIBot, DropSubgoal, GoNextToSubgoal, PickupSubgoal
 
 from agentgym_budget.tasks.babyai.view import visible_cells
 
@@ -61,6 +69,35 @@ def pending_instructions(instr: Any) -> list[Any]:
     return [instr]
 
 
+class LiveDesc(ObjDesc):
+    """An object description seen by the bot: the described objects where they are now (walls left out).
+
+    minigrid's descriptions keep the positions of their objects as of the last drop, stale when an object
+    moved or a box was opened since (the verifier wants that: a "go to" succeeds at a stale position); the
+    bot, which has to pick an object up or move it, looks for the objects themselves.
+    """
+
+    def __init__(self, desc: ObjDesc, env: Any) -> None:  # no super().__init__: obj_set and obj_poss are live
+        self.type, self.color, self.loc = desc.type, desc.color, desc.loc
+        self._objects = [obj for obj in desc.obj_set if obj.cur_pos is not None]  # walls have no position
+        self._env = env
+
+    @property
+    def obj_set(self) -> list[Any]:
+        return [obj for obj in self._objects if on_grid(self._env, obj)]
+
+    @property
+    def obj_poss(self) -> list[tuple[int, int]]:
+        return [tuple(obj.cur_pos) for obj in self.obj_set]
+
+
+def on_grid(env: Any, obj: Any) -> bool:
+    """Whether ``obj`` lies on the grid (neither carried nor gone)."""
+    x, y = obj.cur_pos
+    grid = env.grid
+    return 0 <= x < grid.width and 0 <= y < grid.height and grid.grid[y * grid.width + x] is obj
+
+
 class Bot(BabyAIBot):
     """minigrid's bot, started from the current state of ``env`` (see the module docstring)."""
 
@@ -75,15 +112,31 @@ class Bot(BabyAIBot):
         moving = (
             pending and isinstance(pending[0], PutNextInstr) and any(o is carried for o in pending[0].desc_move.obj_set)
         )
-        for instr in reversed(pending):
-            if instr is pending[0] and moving:
-                self.stack.append(DropSubgoal(self))
-                self.stack.append(GoNextToSubgoal(self, instr.desc_fixed, reason="PutNext"))
-            else:
-                self._process_instr(instr)
+        for index in range(len(pending) - 1, -1, -1):
+            self._push(pending[index], pending[index + 1 : index + 2], carrying_it=index == 0 and moving)
         self.drop_first = (
             carried is not None and not moving and any(isinstance(i, PickupInstr | PutNextInstr) for i in pending)
         )
+
+    def _push(self, instr: Any, following: list[Any], *, carrying_it: bool) -> None:
+        """minigrid's ``_process_instr`` for one action instruction, with live descriptions of what is moved."""
+        env = self.mission
+        if isinstance(instr, PutNextInstr):
+            self.stack.append(DropSubgoal(self))
+            self.stack.append(GoNextToSubgoal(self, LiveDesc(instr.desc_fixed, env), reason="PutNext"))
+            if not carrying_it:
+                self.stack.append(PickupSubgoal(self))
+                self.stack.append(GoNextToSubgoal(self, LiveDesc(instr.desc_move, env)))
+        elif isinstance(instr, PickupInstr):
+            target_gone = (
+                following and isinstance(following[0], GoToInstr) and not LiveDesc(following[0].desc, env).obj_set
+            )
+            if not target_gone:  # a gone "go to" target is reached at its stale position: a drop would forget it
+                self.stack.append(DropSubgoal(self))
+            self.stack.append(PickupSubgoal(self))
+            self.stack.append(GoNextToSubgoal(self, LiveDesc(instr.desc, env)))
+        else:
+            self._process_instr(instr)
 
     def replan(self, action_taken: Any = None) -> Any:
         """minigrid's ``replan`` with the drop-first start and a bound on replanning (:data:`MAX_REPLANS`)."""
