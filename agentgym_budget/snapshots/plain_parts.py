@@ -50,6 +50,31 @@ FIELD_RULES: dict[tuple[str, str], Callable[[Any, str, Any], Any]] = {
 """``(wrapper class name, field) -> check(value, name, current)`` for fields whose rule is not their kind's."""
 
 
+def check_plain_part(wrapper: str, values: dict[str, Any]) -> None:
+    """Raise :class:`SnapshotMismatchError` unless ``wrapper``'s checked fields (``values``) fit together.
+
+    Gymnasium's ``PassiveEnvChecker`` compares each of its first two steps with the data it kept from the
+    reset or the step before (``_previous_data``), which it drops once both checks are done: until then
+    the data must be there, or its next step unpacks ``None`` (a ``TypeError``).
+
+    Example:
+        >>> check_plain_part("PassiveEnvChecker", {"checked_step": False, "checked_data_reuse": False, "_previous_data": None})
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.SnapshotMismatchError: Malformed snapshot: the PassiveEnvChecker field _previous_data is None (NoneType); expected the reset's or the last step's (observation, info) while checked_data_reuse is False.
+    """
+    if (
+        wrapper == "PassiveEnvChecker"
+        and values.get("checked_data_reuse") is False
+        and values.get("_previous_data") is None
+    ):
+        raise schema.mismatch(
+            "the PassiveEnvChecker field _previous_data",
+            None,
+            "the reset's or the last step's (observation, info) while checked_data_reuse is False",
+        )
+
+
 def check_plain_field(wrapper: str, field: str, value: Any, current: Any) -> Any:
     """``value`` for ``wrapper``'s ``field`` (whose value is ``current`` now), checked and copied.
 
