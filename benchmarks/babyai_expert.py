@@ -88,7 +88,11 @@ def readme_rows(result: dict) -> list[list[str]]:
         [
             f"BabyAI expert (minigrid's bot from any state) from reset, {seeds} test tasks of each of the {len(reset)} ids",
             f"won **{sum(r['won'] for r in reset.values()):,} of {sum(r['seeds'] for r in reset.values()):,}**; "
-            f"lowest {worst.split('/')[1]} {reset[worst]['won']}/{reset[worst]['seeds']}",
+            + (
+                f"every id {seeds}/{seeds}"
+                if all(r["won"] == r["seeds"] for r in reset.values())
+                else f"lowest {worst.split('/')[1]} {reset[worst]['won']}/{reset[worst]['seeds']}"
+            ),
             ">= 98% on every id",
             "`python benchmarks/babyai_expert.py`",
         ],
