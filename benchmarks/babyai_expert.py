@@ -2,7 +2,9 @@
 
 For every BabyAI id, on the first ``--seeds`` tasks of the test split:
 
-* **from reset**: the env's ``expert_action`` every turn, up to the level's own ``max_steps`` turns;
+* **from reset**: the env's ``expert_action`` every turn, up to the level's own ``max_steps`` turns; on
+  minigrid's own levels the plan is also compared with minigrid's bot played on minigrid's level of the
+  same seed (the same actions expected);
 * **from a random mid-episode state**: ``k`` random commands first (``k`` uniform in 1-20, the six
   commands uniformly; an episode that ends during them is not counted, and one lost there is counted as
   unwinnable), then ``expert_action`` every turn up to ``max_steps`` turns. States where the agent carries
@@ -18,14 +20,19 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 
 import _harness
 import gymnasium as gym
+import minigrid  # noqa: F401  (registers minigrid's own ids)
 import numpy as np
+from minigrid.utils.baby_ai_bot import BabyAIBot
 
 import agentgym_budget
+from agentgym_budget.tasks.babyai.levels import LEVELS, task_seed
 from agentgym_budget.tasks.babyai.state import COMMANDS
 
 
@@ -41,15 +48,34 @@ def play_expert(env: gym.Env, info: dict, turns: int) -> tuple[bool, int]:
     return False, turns
 
 
+def minigrid_bot_plan(level_id: str, seed: int) -> list[str]:
+    """minigrid's own bot on minigrid's own level (``gym.make(level_id)``), fed its actions to the end."""
+    level = gym.make(level_id).unwrapped
+    with contextlib.redirect_stdout(io.StringIO()):  # minigrid prints while rejecting layouts
+        level.reset(seed=seed)
+    bot, actions = BabyAIBot(level), []
+    action = bot.replan()
+    for _ in range(level.max_steps):
+        actions.append(COMMANDS[int(action)])
+        if level.step(action)[2]:
+            break
+        action = bot.replan()
+    return actions
+
+
 def from_reset(env_id: str, seeds: int) -> dict:
-    env = gym.make(env_id, split="test", progress="sparse", info_keys={"expert_action"})
-    wins, turns = 0, []
+    env = gym.make(env_id, split="test", progress="sparse", info_keys={"expert_action", "expert_plan"})
+    level = LEVELS[env_id.split("/")[1].removeprefix("BabyAI-").removesuffix("-v0")]
+    wins, turns, same = 0, [], 0
     for task in range(seeds):
         _, info = env.reset(options={"task": task})
+        if level.minigrid_id is not None:
+            same += info["expert_plan"] == minigrid_bot_plan(level.minigrid_id, task_seed(info["task_id"]))
         won, used = play_expert(env, info, env.unwrapped.engine.env.max_steps)
         wins += won
         turns.append(used)
-    return {"seeds": seeds, "won": wins, "mean_turns": round(float(np.mean(turns)), 2), "max_turns": max(turns)}
+    result = {"seeds": seeds, "won": wins, "mean_turns": round(float(np.mean(turns)), 2), "max_turns": max(turns)}
+    return result | ({"same_plan_as_minigrids_bot": same} if level.minigrid_id is not None else {})
 
 
 def from_random_states(env_id: str, seeds: int) -> dict:
@@ -84,6 +110,8 @@ def readme_rows(result: dict) -> list[list[str]]:
     total = {key: sum(row[key] for row in mid.values()) for key in ("states", "won", "carrying", "carrying_won")}
     lost = sum(row["unwinnable"] for row in mid.values())
     seeds = next(iter(reset.values()))["seeds"]
+    own = [row for row in reset.values() if "same_plan_as_minigrids_bot" in row]
+    same = sum(row["same_plan_as_minigrids_bot"] for row in own)
     return [
         [
             f"BabyAI expert (minigrid's bot from any state) from reset, {seeds} test tasks of each of the {len(reset)} ids",
@@ -92,7 +120,9 @@ def readme_rows(result: dict) -> list[list[str]]:
                 f"every id {seeds}/{seeds}"
                 if all(r["won"] == r["seeds"] for r in reset.values())
                 else f"lowest {worst.split('/')[1]} {reset[worst]['won']}/{reset[worst]['seeds']}"
-            ),
+            )
+            + f"; the same plan as minigrid's bot on minigrid's level: {same:,} of {seeds * len(own):,} "
+            f"({len(own)} levels)",
             ">= 98% on every id",
             "`python benchmarks/babyai_expert.py`",
         ],

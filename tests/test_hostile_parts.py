@@ -140,9 +140,14 @@ def test_a_passive_env_checker_part_without_its_kept_data_is_refused():
     genuine = env.snapshot().to_bytes()
     parts = EnvState.from_bytes(genuine).parts
     index = next(i for i, part in enumerate(parts) if isinstance(part, dict) and "checked_step" in part)
-    forged = forge_part(genuine, index, lambda part: {**part, "checked_step": False, "checked_data_reuse": False})
-    with pytest.raises(SnapshotMismatchError, match="PassiveEnvChecker field _previous_data is None"):
-        env.restore(forged)
+    for flags in (
+        {"checked_step": False},
+        {"checked_data_reuse": False},
+        {"checked_step": False, "checked_data_reuse": False},
+    ):
+        forged = forge_part(genuine, index, lambda part, flags=flags: {**part, **flags})
+        with pytest.raises(SnapshotMismatchError, match="PassiveEnvChecker field _previous_data is None"):
+            env.restore(forged)
     env.restore(EnvState.from_bytes(genuine))
     assert env.step("search[socks]")[4]["turn"] == 3
 
