@@ -247,6 +247,16 @@ def test_progress_follows_the_remaining_plan():
     assert sparse.reset(options={"task": 3})[1]["progress"] == 0.0
 
 
+def test_an_action_that_changes_nothing_keeps_the_plan_and_the_progress():
+    env = _babyai("PutNextLocal", info_keys={"expert_plan", "step_count"})
+    _, info = env.reset(options={"task": 3})
+    _, _, _, _, info = env.step(info["expert_plan"][0])
+    for nothing in ("drop", "not a command"):  # nothing to drop: the turn passes, the level is as it was
+        _, _, _, _, after = env.step(nothing)
+        assert (after["expert_plan"], after["progress"]) == (info["expert_plan"], info["progress"])
+    assert after["step_count"] == 3
+
+
 def test_the_expert_drops_first_where_a_fresh_minigrid_bot_fails():
     env = _babyai("PickupLoc", progress="sparse")
     rng, carrying, fresh_failed = np.random.default_rng(0), 0, 0

@@ -26,7 +26,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import GenerationError, InvalidOptionError
 from agentgym_budget.tasks.babyai.levels import MIXED_KINDS, Level, held_out_combinations
 from agentgym_budget.tasks.babyai.state import CARRIED, GONE, ON_GRID, PLAN_LIMIT, BabyAIState, Layout
-from agentgym_budget.tasks.babyai.view import egocentric_view
+from agentgym_budget.tasks.babyai.view import DIRECTIONS, egocentric_view
 
 require("minigrid", extra="babyai", feature="BabyAI (the BabyAI ids)", min_python=(3, 11))
 
@@ -163,13 +163,16 @@ class LevelEngine:
         self._index_objects()
         return self.view()
 
-    def act(self, action: int) -> tuple[list, str]:
-        """Play minigrid action ``action`` (0-6); return the new view and the verifier's verdict.
+    def act(self, action: int) -> tuple[list, str, bool]:
+        """Play minigrid action ``action`` (0-6); return the new view, the verifier's verdict and whether it changed anything.
 
         The verdict is ``"success"``, ``"failure"`` or ``"continue"``; minigrid's ``max_steps`` is not applied.
+        Nothing changed when the agent's place, direction, load and the cell ahead are as before (a blocked
+        step, picking up or toggling nothing): the step counter aside, the level is in the same state.
         """
+        before = self._moment()
         verdict = self._advance(action)
-        return self.view(), verdict
+        return self.view(), verdict, self._moment() != before
 
     def plan(self) -> list[int] | None:
         """The expert's actions from the current state to success (``None``: it finds none); the state is kept.
@@ -296,6 +299,16 @@ class LevelEngine:
         elif action == PICKUP and env.carrying is not None:
             env.carrying.cur_pos = (-1, -1)
         return env.instrs.verify(action) or "continue"
+
+    def _moment(self) -> tuple[Any, ...]:
+        """What one action can change: the agent's place, direction and load, and the cell ahead (its door state)."""
+        env = self.env
+        (x, y), direction = env.agent_pos, env.agent_dir
+        fx, fy = DIRECTIONS[direction]
+        grid = env.grid
+        ahead = grid.grid[(y + fy) * grid.width + x + fx]
+        door = (ahead.is_open, ahead.is_locked) if ahead is not None and ahead.type == "door" else None
+        return x, y, direction, id(env.carrying), id(ahead), door
 
     def _index_objects(self) -> None:
         env = self.env

@@ -19,7 +19,8 @@ Family specifics:
   current state and ``first`` its length at reset (clipped to [0, 1]; 0 where the expert has no plan, 1
   when won); ``progress="sparse"`` skips the planner: 0 until won;
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` (minigrid's bot from any state, :mod:`.planner`;
-  while the agent follows the plan the rest of it is kept, otherwise it is planned again), ``image``
+  while the agent follows the plan the rest of it is kept, an action that changes nothing keeps it whole,
+  any other action plans again), ``image``
   (minigrid's egocentric 7x7 view codes, ``[x][y][type, colour, state]``), ``agent`` (x, y, direction) and
   ``step_count``;
 * snapshots are native: the engine state is the plain :class:`~.state.BabyAIState` (never pickle), checked
@@ -183,15 +184,15 @@ class BabyAIEnv(TextEnv):
         if action is None:
             echo = " ".join(command.split())
             echo = echo if len(echo) <= _ECHO else echo[: _ECHO - 3] + "..."
-            image, verdict = self.engine.act(_NO_OP)
+            image, verdict, _ = self.engine.act(_NO_OP)
             preface = f"'{echo}' is not a command; the commands are: {', '.join(COMMANDS)}."
             return self._turn(image, verdict, preface=preface)
         plan = self._plan
-        image, verdict = self.engine.act(action)
+        image, verdict, changed = self.engine.act(action)
         impossible = verdict == "continue" and command in ("toggle", "drop") and self.engine.mission_impossible()
         if verdict != "continue" or impossible:
             self._plan = ()
-        elif self._needs_plan:
+        elif self._needs_plan and not (plan is not None and not changed):  # an action that changed nothing keeps it
             self._plan = plan[1:] if plan and plan[0] == command else self._planned()
         return self._turn(image, verdict, lost=verdict == "failure" or impossible)
 
