@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import agentgym_budget
-from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.errors import InvalidOptionError, UnknownEnvIdError, UnknownTaskError
 from agentgym_budget.tasks.babyai.levels import LEVELS, MIXED_KINDS, held_out_combinations
 from agentgym_budget.tasks.babyai.state import COMMANDS, GONE
 from agentgym_budget.wrappers import TurnBudget
@@ -369,6 +369,13 @@ def test_missing_extra_and_old_python_raise_typed_errors():
     )
     assert old in done.stdout
     assert "no: needs Python >= 3.11" in done.stdout and "Not installed" not in done.stdout  # pip would add nothing
+
+
+def test_an_unknown_level_is_named_with_the_closest_ids():
+    with pytest.raises(UnknownEnvIdError, match="Did you mean 'agentgym_budget/BabyAI-GoToLocal-v0'"):
+        agentgym_budget.make("BabyAI-GoToLocl-v0")
+    with pytest.raises(UnknownTaskError):
+        _babyai("GoToLocal").reset(options={"task": "GoToLocal-123456789"})
 
 
 def test_every_local_level_is_registered_with_its_extra():
