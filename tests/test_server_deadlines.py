@@ -25,7 +25,7 @@ pytest.importorskip("openenv")
 import websockets.sync.client
 
 from agentgym_budget.integrations.openenv import serve_in_thread
-from agentgym_budget.integrations.server_limits import MAX_HISTORY_BYTES
+from agentgym_budget.integrations.server_limits import DEFAULTS
 from agentgym_budget.integrations.session import EpisodeSession
 from agentgym_budget.integrations.session_config import SessionConfig
 from tests.server_load import post, rss_mib, start_server
@@ -227,7 +227,7 @@ def test_long_actions_cannot_grow_the_server_past_the_history_bound():
 
     First 100 of them all played, four to an episode (the most 1 MiB holds); then 150 in one 1,000-turn
     episode, where all but the first four are refused. Before the fix the second part kept every command
-    (about 37 MB) and the first kept 148 MiB before round 3. A session keeps at most ``MAX_HISTORY_BYTES``
+    (about 37 MB) and the first kept 148 MiB before round 3. A session keeps at most ``DEFAULTS["max_history_bytes"]``
     (1 MiB) of commands, so the server may grow by that plus what serving 262 kB frames needs.
     """
     process, url = start_server(1)
@@ -245,9 +245,9 @@ def test_long_actions_cannot_grow_the_server_past_the_history_bound():
         with _ws(url) as ws:
             _send(ws, "reset", {"seed": 0})
             grown = rss_mib(process.pid) - baseline
-        fit = MAX_HISTORY_BYTES // sys.getsizeof(commands[0])
+        fit = DEFAULTS["max_history_bytes"] // sys.getsizeof(commands[0])
         assert (fit, kinds) == (4, ["observation"] * 4 + ["error"] * 146), kinds
-        assert grown < MAX_HISTORY_BYTES / 2**20 + 16, f"the server grew by {grown:.0f} MiB"
+        assert grown < DEFAULTS["max_history_bytes"] / 2**20 + 16, f"the server grew by {grown:.0f} MiB"
     finally:
         process.kill()
         process.wait()

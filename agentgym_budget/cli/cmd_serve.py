@@ -119,13 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> args.max_message_bytes, args.idle_timeout, args.read_timeout, args.max_budget, args.max_history_bytes
         (1048576, 600.0, 10.0, None, 1048576)
     """
-    from agentgym_budget.integrations.server_limits import (
-        IDLE_TIMEOUT,
-        MAX_BUDGET,
-        MAX_HISTORY_BYTES,
-        MAX_MESSAGE_BYTES,
-        READ_TIMEOUT,
-    )
+    from agentgym_budget.integrations.server_limits import DEFAULTS as defaults
 
     parser.add_argument("id", metavar="ID", help="registered environment id (see `agentgym-budget list`)")
     add_env_arguments(parser, env_required=True)
@@ -135,24 +129,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-message-bytes",
         type=_message_bytes,
-        default=MAX_MESSAGE_BYTES,
+        default=defaults["max_message_bytes"],
         metavar="N",
-        help=f"largest HTTP body or WebSocket frame, refused before parsing (default {MAX_MESSAGE_BYTES}, 1 MiB)",
+        help=f"largest HTTP body or WebSocket frame, refused before parsing "
+        f"(default {defaults['max_message_bytes']}, 1 MiB)",
     )
     parser.add_argument(
         "--idle-timeout",
         type=_seconds,
-        default=IDLE_TIMEOUT,
+        default=defaults["idle_timeout"],
         metavar="S",
-        help=f"close a WebSocket session that sends no whole message for S seconds (default {IDLE_TIMEOUT:g})",
+        help=f"close a WebSocket session that sends no whole message for S seconds "
+        f"(default {defaults['idle_timeout']:g})",
     )
     parser.add_argument(
         "--read-timeout",
         type=_seconds,
-        default=READ_TIMEOUT,
+        default=defaults["read_timeout"],
         metavar="S",
         help=f"answer 408 to an HTTP request whose body is not complete S seconds after its headers "
-        f"(default {READ_TIMEOUT:g})",
+        f"(default {defaults['read_timeout']:g})",
     )
     parser.add_argument("--budget", type=positive_int, default=30, help="turn budget of an episode (default 30)")
     parser.add_argument(
@@ -160,15 +156,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help=f"largest max_turns a reset may ask for (default {MAX_BUDGET}, or the largest --budget(s) if more)",
+        help=f"largest max_turns a reset may ask for "
+        f"(default {defaults['max_budget']}, or the largest --budget(s) if more)",
     )
     parser.add_argument(
         "--max-history-bytes",
         type=_history_bytes,
-        default=MAX_HISTORY_BYTES,
+        default=defaults["max_history_bytes"],
         metavar="N",
         help=f"bytes of commands one episode may hold; a command past it is refused, spending no turn "
-        f"(default {MAX_HISTORY_BYTES}, 1 MiB)",
+        f"(default {defaults['max_history_bytes']}, 1 MiB)",
     )
     parser.add_argument(
         "--budgets", type=int_list, default=None, help="draw each episode's budget from these (BudgetMix)"

@@ -59,14 +59,7 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.openenv_classes import _classes
 from agentgym_budget.integrations.openenv_client import RemoteSession
 from agentgym_budget.integrations.pool import SessionPool
-from agentgym_budget.integrations.server_limits import (
-    IDLE_TIMEOUT,
-    MAX_BUDGET,
-    MAX_HISTORY_BYTES,
-    MAX_MESSAGE_BYTES,
-    READ_TIMEOUT,
-    ServerLimits,
-)
+from agentgym_budget.integrations.server_limits import DEFAULTS, ServerLimits
 from agentgym_budget.integrations.session_config import SessionConfig
 
 __all__ = [
@@ -97,11 +90,11 @@ def create_app(
     config: SessionConfig,
     *,
     max_sessions: int = 8,
-    max_message_bytes: int = MAX_MESSAGE_BYTES,
-    idle_timeout: float = IDLE_TIMEOUT,
-    read_timeout: float = READ_TIMEOUT,
+    max_message_bytes: int = DEFAULTS["max_message_bytes"],
+    idle_timeout: float = DEFAULTS["idle_timeout"],
+    read_timeout: float = DEFAULTS["read_timeout"],
     max_budget: int | None = None,
-    max_history_bytes: int = MAX_HISTORY_BYTES,
+    max_history_bytes: int = DEFAULTS["max_history_bytes"],
     warm: bool = True,
 ) -> Any:
     """The FastAPI app of an OpenEnv server for ``config`` (no web UI).
@@ -112,7 +105,7 @@ def create_app(
         max_message_bytes: Largest HTTP body or WebSocket frame, refused before it is parsed.
         idle_timeout: Seconds a WebSocket session may stay silent (or take to send a message) before it is closed.
         read_timeout: Seconds an HTTP request's body may take to arrive before it is answered 408.
-        max_budget: The largest ``max_turns`` a reset may ask for (``None``: :data:`.server_limits.MAX_BUDGET`,
+        max_budget: The largest ``max_turns`` a reset may ask for (``None``: 1,000 (:data:`.server_limits.DEFAULTS`),
             or the config's largest budget if that is more).
         max_history_bytes: Bytes of commands one episode may hold (:class:`.session.EpisodeSession`).
         warm: Build one session and play a reset before serving, so a bad config fails here and the
@@ -131,7 +124,7 @@ def create_app(
     }
     ServerLimits(None, **limits)  # checks the limits before any env is built
     if max_budget is None:
-        max_budget = max(MAX_BUDGET, *(config.budgets or (config.max_turns,)))
+        max_budget = max(DEFAULTS["max_budget"], *(config.budgets or (config.max_turns,)))
     pool = SessionPool(config, max_idle=max_sessions, max_budget=max_budget, max_history_bytes=max_history_bytes)
     classes = _classes()
     from openenv.core.env_server.http_server import create_fastapi_app

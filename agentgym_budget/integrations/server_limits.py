@@ -6,7 +6,7 @@ connection on a binary frame or one nested past Python's recursion limit. :class
 wraps the app:
 
 * **Sessions** (``max_sessions``): one count for open WebSockets *and* HTTP requests in progress on
-  :data:`SESSION_ROUTES` (the HTTP routes that build an env), taken when the request arrives, before
+  ``/reset`` and ``/step`` (the HTTP routes that build an env), taken when the request arrives, before
   its body is read. When full, HTTP answers ``503`` with a JSON error and a WebSocket gets an error
   frame (code ``CAPACITY_REACHED``) and is closed before any env is built. Other routes take no session.
 * **Deadlines**: an HTTP body must arrive whole within ``read_timeout`` seconds of its request's
@@ -35,48 +35,39 @@ Example:
     ...     pass
     >>> ServerLimits(app, max_sessions=2).max_sessions
     2
-    >>> "/reset" in SESSION_ROUTES, "/health" in SESSION_ROUTES
-    (True, False)
+    >>> DEFAULTS["read_timeout"], DEFAULTS["max_history_bytes"]
+    (10.0, 1048576)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from types import MappingProxyType
 from typing import Any
 
 from agentgym_budget.errors import AgentGymBudgetError, EpisodeOverError, InvalidOptionError
 from agentgym_budget.integrations.session_config import episode_fields
 from agentgym_budget.integrations.wire_json import WireJSONError, loads_wire
 
-__all__ = [
-    "IDLE_TIMEOUT",
-    "MAX_BUDGET",
-    "MAX_HISTORY_BYTES",
-    "MAX_MESSAGE_BYTES",
-    "READ_TIMEOUT",
-    "SESSION_ROUTES",
-    "ServerLimits",
-]
+__all__ = ["DEFAULTS", "ServerLimits"]
 
-MAX_MESSAGE_BYTES = 1 << 20
-"""Largest HTTP body or WebSocket frame read (1 MiB: an action is at most 65,536 characters)."""
+DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "max_message_bytes": 1 << 20,
+        "idle_timeout": 600.0,
+        "read_timeout": 10.0,
+        "max_budget": 1000,
+        "max_history_bytes": 1 << 20,
+    }
+)
+"""The server's default limits: ``max_message_bytes`` 1 MiB (an action is at most 65,536 characters),
+``idle_timeout`` 600 s, ``read_timeout`` 10 s (1 MiB at 100 KB/s), ``max_budget`` 1,000 turns (unless
+the served budgets are larger) and ``max_history_bytes`` 1 MiB (see
+:class:`~agentgym_budget.integrations.session.EpisodeSession`)."""
 
-IDLE_TIMEOUT = 600.0
-"""Seconds a WebSocket session may stay silent (or take to send one message) before it is closed."""
-
-READ_TIMEOUT = 10.0
-"""Seconds an HTTP request's body may take to arrive, from its headers (1 MiB at 100 KB/s)."""
-
-MAX_BUDGET = 1000
-"""The largest ``max_turns`` an episode may ask a server for (unless the served budgets are larger)."""
-
-MAX_HISTORY_BYTES = 1 << 20
-"""Bytes of commands one episode of a server may hold (see :class:`~agentgym_budget.integrations.session.EpisodeSession`)."""
-
-SESSION_ROUTES = frozenset({"/reset", "/step"})
-"""HTTP routes that build an env and so take a session; every WebSocket takes one too, other routes none."""
+_SESSION_ROUTES = frozenset({"/reset", "/step"})  # HTTP routes that build an env; every WebSocket builds one too
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -132,7 +123,7 @@ class ServerLimits:
 
     Args:
         app: The ASGI app to wrap.
-        max_sessions: Concurrent sessions (WebSockets plus HTTP requests in progress on :data:`SESSION_ROUTES`).
+        max_sessions: Concurrent sessions (WebSockets plus HTTP requests in progress on ``/reset`` and ``/step``).
         max_message_bytes: Largest HTTP body or WebSocket frame.
         idle_timeout: Seconds of silence after which a WebSocket session is closed.
         read_timeout: Seconds an HTTP request's body may take to arrive.
@@ -146,9 +137,9 @@ class ServerLimits:
         app: Any,
         *,
         max_sessions: int,
-        max_message_bytes: int = MAX_MESSAGE_BYTES,
-        idle_timeout: float = IDLE_TIMEOUT,
-        read_timeout: float = READ_TIMEOUT,
+        max_message_bytes: int = DEFAULTS["max_message_bytes"],
+        idle_timeout: float = DEFAULTS["idle_timeout"],
+        read_timeout: float = DEFAULTS["read_timeout"],
     ) -> None:
         for name, value in (("max_sessions", max_sessions), ("max_message_bytes", max_message_bytes)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -170,7 +161,7 @@ class ServerLimits:
 
     # ------------------------------------------------------------------ HTTP
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("path") not in SESSION_ROUTES:
+        if scope.get("path") not in _SESSION_ROUTES:
             await self._http_request(scope, receive, send)
             return
         if self.active >= self.max_sessions:
