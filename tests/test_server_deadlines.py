@@ -45,6 +45,13 @@ def url():
         yield url
 
 
+@pytest.fixture(autouse=True)
+def _session_free(request):
+    """Each test starts with the one session free: a WebSocket closed by the test before is released asynchronously."""
+    if "url" in request.fixturenames:
+        _reset_until_served(request.getfixturevalue("url"))
+
+
 def _address(url: str) -> tuple[str, int]:
     host, port = url.removeprefix("http://").split(":")
     return host, int(port)
