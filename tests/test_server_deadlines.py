@@ -11,6 +11,7 @@ connection mid-reset logged "Exception in ASGI application". Servers run on 127.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import os
@@ -18,10 +19,13 @@ import socket
 import struct
 import sys
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("openenv")
+import websockets.exceptions
 import websockets.sync.client
 
 from agentgym_budget.integrations.openenv import serve_in_thread
@@ -146,8 +150,28 @@ def _reset_until_held(url: str) -> list[int]:
     return statuses
 
 
-def _ws(url: str):
-    return websockets.sync.client.connect(url.replace("http", "ws", 1) + "/ws", max_size=None, open_timeout=_WAIT)
+@contextlib.contextmanager
+def _session(url: str, **fields: object) -> Iterator[tuple[Any, dict]]:
+    """A WebSocket session and its first reset's reply, retried while the session before is being released.
+
+    A client sees its reply before the server's ``finally`` gives the place back, so one session right
+    after another (``--max-sessions 1``) may briefly be refused with ``CAPACITY_REACHED`` (code 1013).
+    """
+    deadline = time.monotonic() + _WAIT
+    while True:
+        ws = websockets.sync.client.connect(url.replace("http", "ws", 1) + "/ws", max_size=None, open_timeout=_WAIT)
+        try:
+            reply = _send(ws, "reset", fields)
+        except websockets.exceptions.ConnectionClosed as closed:
+            reply = {"type": "closed", "data": {"code": closed.rcvd and closed.rcvd.code}}
+        if reply["type"] == "observation":
+            break
+        ws.close()
+        assert reply["data"]["code"] in {"CAPACITY_REACHED", 1013}, reply
+        assert time.monotonic() < deadline, "the session before was never released"
+        time.sleep(0.1)
+    with ws:
+        yield ws, reply
 
 
 def _send(ws, kind: str, data: dict | None = None) -> dict:
@@ -160,8 +184,8 @@ def test_an_episode_may_not_ask_for_more_than_the_server_ceiling(url):
     assert status == 400 and body["error"] == "InvalidBudgetError", body
     assert "at most 40 turns" in body["message"], body
     assert post(url + "/reset", json.dumps({"seed": 0, "max_turns": _BUDGET}).encode())[0] == 200
-    with _ws(url) as ws:
-        assert _send(ws, "reset", {"seed": 0, "max_turns": 3, "show_budget": True})["data"]["observation"]["turn"] == 0
+    with _session(url, seed=0, max_turns=3, show_budget=True) as (ws, first):
+        assert first["data"]["observation"]["turn"] == 0
         refused = _send(ws, "reset", {"seed": 0, "max_turns": _BUDGET + 1})
         assert refused["type"] == "error" and refused["data"]["message"].startswith("InvalidBudgetError"), refused
         state = _send(ws, "state")["data"]
@@ -170,8 +194,7 @@ def test_an_episode_may_not_ask_for_more_than_the_server_ceiling(url):
 
 def test_stored_commands_are_bounded_and_a_command_past_the_bound_spends_no_turn(url):
     long_command = "x" * 65_000  # about 65 kB as stored: three fit in 200,000 bytes
-    with _ws(url) as ws:
-        _send(ws, "reset", {"seed": 0, "max_turns": _BUDGET})
+    with _session(url, seed=0, max_turns=_BUDGET) as (ws, _):
         replies = [_send(ws, "step", {"command": f"{i}{long_command}"}) for i in range(5)]
         assert [r["type"] for r in replies] == ["observation"] * 3 + ["error"] * 2, replies
         assert replies[3]["data"]["message"].startswith("InvalidActionError: This episode's commands hold")
@@ -183,8 +206,7 @@ def test_stored_commands_are_bounded_and_a_command_past_the_bound_spends_no_turn
 
 
 def test_routes_that_need_no_env_take_no_session_and_task_routes_are_gone(url):
-    with _ws(url) as ws:
-        _send(ws, "reset", {"seed": 0})  # the only session is held
+    with _session(url, seed=0):  # the only session is held
         assert post(url + "/reset", b'{"seed": 0}')[0] == 503
         replies = {route: _get(url, route) for route in ("/state", "/metadata", "/health", "/schema", "/openapi.json")}
         assert {route: status for route, (status, _) in replies.items()} == dict.fromkeys(replies, 200)
@@ -239,8 +261,7 @@ def test_long_actions_cannot_grow_the_server_past_the_history_bound():
     """
     process, url = start_server(1)
     try:
-        with _ws(url) as ws:
-            _send(ws, "reset", {"seed": 0})
+        with _session(url, seed=0) as (ws, _):
             baseline = rss_mib(process.pid)
             commands = [f"{i:04d}" + "\U0001f600" * 65_500 for i in range(250)]
             for command in commands[:100]:
@@ -249,8 +270,7 @@ def test_long_actions_cannot_grow_the_server_past_the_history_bound():
                     assert _send(ws, "step", {"command": command})["type"] == "observation"
             _send(ws, "reset", {"seed": 0, "max_turns": 1000})
             kinds = [_send(ws, "step", {"command": command})["type"] for command in commands[100:]]
-        with _ws(url) as ws:
-            _send(ws, "reset", {"seed": 0})
+        with _session(url, seed=0):
             grown = rss_mib(process.pid) - baseline
         fit = DEFAULTS["max_history_bytes"] // sys.getsizeof(commands[0])
         assert (fit, kinds) == (4, ["observation"] * 4 + ["error"] * 146), kinds

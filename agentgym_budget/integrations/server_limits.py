@@ -170,10 +170,23 @@ class ServerLimits:
             )
             return
         self.active += 1  # taken before the body is read: a slow body holds its place (until read_timeout)
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self.active -= 1
+
+        async def releasing_send(message: Message) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                release()  # the env is back in its pool: a client that reads this reply finds its place free
+            await send(message)
+
         try:
-            await self._http_request(scope, receive, send)
+            await self._http_request(scope, receive, releasing_send)
         finally:
-            self.active -= 1
+            release()
 
     async def _http_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
