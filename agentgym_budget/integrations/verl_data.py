@@ -85,12 +85,12 @@ _ROW_ONLY = ("task", "seed")
 
 
 def _plain(value: Any) -> Any:
-    """Numpy arrays and scalars (how verl and pandas hand parquet values over) as Python values."""
+    """Numpy arrays and scalars (how verl and pandas hand parquet values over) and omegaconf containers as Python values."""
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         return value.tolist()
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping):  # also an omegaconf DictConfig (a YAML entry's value)
         return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):  # also a ListConfig
         return [_plain(item) for item in value]
     return value
 
