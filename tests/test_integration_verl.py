@@ -231,7 +231,9 @@ def test_the_loops_yaml_entry_sets_job_wide_defaults_through_verls_agent_loop_wo
 
         out = asyncio.run(generate())
     finally:
-        _agent_loop_registry[AGENT_NAME] = registered or {"_target_": "agentgym_budget.integrations.verl.BudgetAgentLoop"}
+        _agent_loop_registry[AGENT_NAME] = registered or {
+            "_target_": "agentgym_budget.integrations.verl.BudgetAgentLoop"
+        }
     extra = out.non_tensor_batch
     assert list(extra["budget"]) == list(extra["env_turns"]) == [12, 12, 3]
     assert all(extra["truncated"]) and not any(extra["cut_by_length"])
