@@ -49,7 +49,7 @@ from agentgym_budget.runner.store import atomic_write_json
 from agentgym_budget.storage.file_digests import path_digest
 from agentgym_budget.storage.safe_json import read_json_file
 
-__all__ = ["PROVENANCE_FILE", "ProvenanceWarning", "collect_provenance", "provenance_warnings"]
+__all__: list[str] = []
 
 PROVENANCE_FILE = "provenance.json"
 """The file name of a result directory's provenance."""
