@@ -70,7 +70,7 @@ def test_a_user_game_file_is_hashed_and_the_commit_is_optional(
     [record] = read_provenance(out)
     assert record["data"]["path"]["sha256"] == _sha256(Path(coin_game_path).read_bytes())
     assert record["agentgym_budget"]["commit"] is None
-    assert record["models"] == {} and "torch" not in record["libraries"]
+    assert record["models"] == {} and record["libraries"]["gymnasium"] == importlib.metadata.version("gymnasium")
 
 
 def test_report_warns_when_combined_runs_differ_in_an_engine_version(tmp_path: Path) -> None:

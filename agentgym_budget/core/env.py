@@ -318,13 +318,7 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 command = self._sanitize(action)
                 if command is not None:
                     self._act(command)
-        if self._np_random is not None and type(self._np_random.bit_generator).__name__ == state.rng_state.get(
-            "bit_generator"
-        ):
-            self._np_random.bit_generator.state = state.rng_state
-            self._pending_rng = None
-        else:  # built on first use: a fork that is only restored needs no generator
-            self._np_random, self._pending_rng = None, state.rng_state
+        self._np_random, self._pending_rng = support.restore_generator(self._np_random, state.rng_state)
         self._task_id, self._engine_seed = state.task_id, state.engine_seed
         self._actions = list(state.actions)
         self._last_turn = state.last_turn
