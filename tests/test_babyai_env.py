@@ -371,6 +371,17 @@ def test_missing_extra_and_old_python_raise_typed_errors():
     assert "no: needs Python >= 3.11" in done.stdout and "Not installed" not in done.stdout  # pip would add nothing
 
 
+def test_the_state_digest_is_the_grid_state_and_in_plan_mode_the_plan_too():
+    sparse = _babyai("MixedTrainLocal", info_keys={"state_digest"}, progress="sparse")
+    _, start = sparse.reset(options={"task": 4})  # a "then" mission: the verifier's memory changes on step one
+    digests = [sparse.step(command)[-1]["state_digest"] for command in ("turn left", "turn right", "wait", "turn left")]
+    assert digests[1] == digests[2] == start["state_digest"] != digests[0] == digests[3]
+    plan = _babyai("MixedTrainLocal", info_keys={"state_digest", "expert_plan"})
+    _, info = plan.reset(options={"task": 4})
+    kept = plan.step("wait")[-1]
+    assert kept["state_digest"] == info["state_digest"] != start["state_digest"]  # the plan is in it
+
+
 def test_an_unknown_level_is_named_with_the_closest_ids():
     with pytest.raises(UnknownEnvIdError, match="Did you mean 'agentgym_budget/BabyAI-GoToLocal-v0'"):
         agentgym_budget.make("BabyAI-GoToLocl-v0")

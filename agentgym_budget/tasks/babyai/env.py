@@ -24,7 +24,11 @@ Family specifics:
   (minigrid's egocentric 7x7 view codes, ``[x][y][type, colour, state]``), ``agent`` (x, y, direction) and
   ``step_count``;
 * snapshots are native: the engine state is the plain :class:`~.state.BabyAIState` (never pickle), checked
-  against the task's layout before it is restored.
+  against the task's layout before it is restored; ``info["state_digest"]`` digests it less minigrid's step
+  counter (the agent, each object's place and door state, the verifier's memory), and with
+  ``progress="plan"`` the expert's remaining plan too: ``progress`` is computed from it, and it is kept while
+  the agent follows it, so two paths to one grid state can carry two plans (``progress="sparse"``: the grid
+  state alone).
 
 Needs the ``babyai`` extra (``minigrid==3.2.0``, Python >= 3.11).
 
@@ -199,6 +203,15 @@ class BabyAIEnv(TextEnv):
     def _save_engine(self) -> Any:
         return self.engine.save(self._plan, self._first_plan)
 
+    def _state_data(self) -> Any:
+        state = self.engine.save(None, 0)  # not minigrid's step counter: it only counts
+        verifier = [
+            [_finished(first), _finished(second)] if shape == "seq" else [first, second]
+            for (shape, _), (first, second) in zip(self.engine.layout.verifier, state.verifier, strict=True)
+        ]
+        plan = list(self._plan) if self.progress_kind == "plan" and self._plan is not None else None
+        return [state.agent, state.carrying, state.objects, verifier, state.positions, plan]
+
     def _verify_state(self, state: TextEnvState) -> None:
         check_state(state.engine, self.engine.layout_of(task_seed(state.task_id)))
 
@@ -255,6 +268,12 @@ class BabyAIEnv(TextEnv):
             goal=self.engine.env.mission,
             extras=extras,
         )
+
+
+def _finished(done: Any) -> str | None:
+    """A sequence's memory of one part: ``"success"`` or ``"failure"``, else ``None`` (``False`` and ``"continue"``
+    both mean not yet: minigrid writes the first before the part was ever checked, the second after)."""
+    return done if done in ("success", "failure") else None
 
 
 def _subclass(level: Level) -> type[BabyAIEnv]:

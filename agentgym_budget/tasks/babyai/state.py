@@ -121,8 +121,9 @@ def check_state(state: object, layout: Layout) -> None:
     _check_verifier(state, layout)
     for index, positions in enumerate(schema.sequence(state.positions, "the BabyAI tracked positions", layout.descs)):
         name = f"the positions tracked by BabyAI description {index}"
-        if len(schema.sequence(positions, name)) > len(layout.kinds):
-            raise schema.mismatch(name, positions, f"at most {len(layout.kinds)} positions")
+        cells = layout.size[0] * layout.size[1]  # a description without a type tracks walls too
+        if len(schema.sequence(positions, name)) > cells:
+            raise schema.mismatch(name, positions, f"at most {cells} positions (one per cell)")
         for position in positions:
             _cell(position, layout, f"a position of {name}")
     _check_plan(state)
