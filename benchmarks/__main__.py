@@ -46,6 +46,8 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "twx_speed": ([], ["--smoke"]),
     "sciworld_speed": ([], ["--smoke"]),
     "sciworld_gold": ([], ["--smoke"]),
+    "babyai_speed": ([], ["--smoke"]),
+    "babyai_expert": ([], ["--smoke"]),
     "vector_env": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
     "ray_vs_pool": ([], ["--smoke"]),

@@ -190,7 +190,8 @@ def test_a_misspelt_env_argument_lists_the_valid_ones(
     assert main([*argv, *out]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: TextWorld-CoinCollector-v0 has no argument 'levle'. Did you mean 'level'?")
-    assert "Its arguments: level (default 5), split (default 'train')" in err and "Traceback" not in err
+    assert "Its arguments: level (default 5), progress (default 'plan'), split (default 'train')" in err
+    assert "Traceback" not in err
     assert not (tmp_path / "run").exists()
 
 
@@ -249,7 +250,7 @@ def test_too_few_bootstrap_resamples_are_refused_by_the_parser(
 def test_list_of_an_unknown_family_is_an_error_listing_the_families(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--family", "textworl", "--envs"]) == 2
     assert capsys.readouterr().err == (
-        "error: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, sciworld, textworld, twx, webshop.\n"
+        "error: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, babyai, sciworld, textworld, twx, webshop.\n"
     )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from agentgym_budget.cli.training_flags import (
     with_tiny_size,
 )
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.train.study_presets import preset_settings
+from agentgym_budget.study.presets import preset_settings
 
 __all__: list[str] = []
 
@@ -155,8 +156,8 @@ def _demonstrations(args: argparse.Namespace) -> str:
 
 
 def build_study(args: argparse.Namespace):
-    """The :class:`~agentgym_budget.train.study.StudyConfig` of parsed arguments."""
-    from agentgym_budget.train.study import StudyConfig
+    """The :class:`~agentgym_budget.study.run.StudyConfig` of parsed arguments."""
+    from agentgym_budget.study.run import StudyConfig
     from agentgym_budget.train.train_presets import train_preset
 
     sizes = preset_settings(args.preset) if getattr(args, "preset", None) else {}
@@ -206,14 +207,17 @@ def build_study(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the study and print its table."""
     from agentgym_budget.dependencies import require
-    from agentgym_budget.train.study import STAGES, run_study
+    from agentgym_budget.runner.provenance import ProvenanceWarning
+    from agentgym_budget.study.run import STAGES, run_study
 
     config = build_study(args)
     require("torch", extra="trl", feature="The study").set_num_threads(fit_threads(args.threads, workers=args.workers))
     print(f"Study on {config.env_id} ({config.env_kwargs}): T={config.train_budget}, budgets {list(config.budgets)}")
     print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)
     began, cpu = time.perf_counter(), time.process_time()
-    run_study(config, args.out, stages=args.stages or STAGES, progress=not args.no_progress)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ProvenanceWarning)  # study.md (printed below) lists them
+        run_study(config, args.out, stages=args.stages or STAGES, progress=not args.no_progress)
     print((args.out / "study.md").read_text())
     print(
         f"Study done in {time.perf_counter() - began:.0f} s wall ({time.process_time() - cpu:.0f} s CPU in this "

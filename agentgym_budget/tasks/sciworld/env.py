@@ -23,6 +23,8 @@ Family specifics:
   per task variation and cached), re-planned after a detour as the rest of the gold path from the
   last gold step taken (:class:`~.expert.GoldTracker`); ``score`` (-100 to 100), ``moves``, ``look``,
   ``inventory``, ``goal_progress`` (the engine's sub-goal table), ``valid_actions``;
+* ``state_digest`` (opt-in, every family's): the commands the engine took, those it did not understand left
+  out (:meth:`ScienceWorldEnv._state_data`);
 * snapshots hold the task and the actions (the engine has no save): ``set_state`` is immediate and the
   engine catches up at the next step, replaying only what it is not already at (unknown commands
   changed nothing, so a restore after one costs nothing); a state of more than
@@ -196,6 +198,16 @@ class ScienceWorldEnv(TextEnv):
             self._expert.start(engine.gold_path(*_parse(task_id), self.simplifications))
             for action in actions:
                 self._expert.advance(action)
+
+    def _state_data(self) -> Any:
+        """The commands the engine took since the variation was loaded (those it did not understand left out).
+
+        ScienceWorld describes its whole state only as a 150 KB object tree (80 ms a call) whose ids and
+        temperatures depend on the path taken: the world is a function of the commands it took, so equal
+        digests mean equal states, and two paths to one state (open, then close a door) have two digests.
+        """
+        self._live_world()  # caught up: its log is the state's
+        return list(self._world_log)
 
     def _close_engine(self) -> None:
         world, self._world = self._world, None
