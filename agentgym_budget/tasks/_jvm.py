@@ -37,7 +37,7 @@ from typing import Any
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import MissingDependencyError
 
-__all__ = ["JAVA_INSTALL_HINT", "JvmProcess", "SharedJvm", "java_command"]
+__all__ = ["JAVA_INSTALL_HINT", "JvmProcess", "SharedJvm", "java_command", "java_runtime"]
 
 JAVA_INSTALL_HINT = (
     "Install a Java runtime (11 or newer), e.g. `apt-get install default-jre-headless` on Debian/Ubuntu "
@@ -100,6 +100,17 @@ def java_command(feature: str) -> str:
             f"(no java on PATH{' or in JAVA_HOME' if home else ''}). {JAVA_INSTALL_HINT}"
         )
     return found
+
+
+def java_runtime(feature: str) -> dict[str, str | None]:
+    """The Java runtime ``feature`` starts (its ``java -version`` line and path), for run provenance."""
+    from agentgym_budget._internal.program_version import program_version
+
+    try:
+        java = java_command(feature)
+    except MissingDependencyError:
+        return {"java": None}
+    return {"java": program_version([java, "-version"]), "java_path": java}
 
 
 class SharedJvm:

@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from agentgym_budget.registration import register_env
+from agentgym_budget.registration import declare_engine, register_env
 from agentgym_budget.tasks.sciworld.catalog import SPLITS
 
 __all__: list[str] = []  # importing the module registers the id
@@ -22,6 +22,7 @@ __all__: list[str] = []  # importing the module registers the id
 
 def register() -> None:
     """Register the ScienceWorld id with Gymnasium."""
+    declare_engine("sciworld", ("scienceworld", "py4j"), runtime=java_runtime)
     register_env(
         "ScienceWorld-v0",
         "agentgym_budget.tasks.sciworld.env:ScienceWorldEnv",
@@ -32,6 +33,13 @@ def register() -> None:
         requires=("scienceworld", "py4j"),
         programs=("java",),
     )
+
+
+def java_runtime() -> dict[str, str | None]:
+    """The Java runtime the ScienceWorld id starts (its ``java -version`` line and path), for run provenance."""
+    from agentgym_budget.tasks._jvm import java_runtime as runtime
+
+    return runtime("ScienceWorld (the ScienceWorld ids)")
 
 
 register()

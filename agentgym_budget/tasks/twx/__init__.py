@@ -54,15 +54,9 @@ def register() -> None:
 
 def java_runtime() -> dict[str, str | None]:
     """The Java runtime the TWX ids start (its ``java -version`` line and path), for run provenance."""
-    from agentgym_budget._internal.program_version import program_version
-    from agentgym_budget.errors import MissingDependencyError
-    from agentgym_budget.tasks.twx.gateway import java_command
+    from agentgym_budget.tasks._jvm import java_runtime as runtime
 
-    try:
-        java = java_command()
-    except MissingDependencyError:
-        return {"java": None}
-    return {"java": program_version([java, "-version"]), "java_path": java}
+    return runtime("TextWorldExpress (the TWX ids)")
 
 
 register()
