@@ -89,11 +89,15 @@ def replan_trial(env: gym.Env, task_id: str, plan: list[str], detour: int, rng: 
         _, _, terminated, _, info = env.step(taken[-1])
         if terminated:
             break
+    lost_in_detour = bool(terminated and info["lost"])  # a wrong ``focus on``: no plan can help
     turns = 0
     while not terminated and info["expert_plan"] and turns < 2 * len(plan):
         _, _, terminated, _, info = env.step(info["expert_plan"][0])
         turns += 1
-    return {"task_id": task_id, "depth": depth, "detour": taken, "won": bool(info["won"]), "lost": bool(info["lost"])}
+    return {
+        "task_id": task_id, "depth": depth, "detour_asked": detour, "detour": taken, "won": bool(info["won"]),
+        "lost": bool(info["lost"]), "lost_in_detour": lost_in_detour,
+    }  # fmt: skip
 
 
 def summary(golds: list[dict], trials: list[dict]) -> dict:
@@ -105,15 +109,17 @@ def summary(golds: list[dict], trials: list[dict]) -> dict:
     for gold in golds:
         by_task.setdefault(gold["task_id"].rsplit("-", 1)[0], []).append(gold)
     replan = {}
-    for detour in sorted({len(t["detour"]) for t in trials} | {0}):
-        chosen = [t for t in trials if len(t["detour"]) == detour]
-        if chosen:
-            replan[str(detour)] = {
-                "trials": len(chosen),
-                "won": sum(t["won"] for t in chosen),
-                "lost_during_detour": sum(t["lost"] and not t["won"] for t in chosen),
-                "win_rate": round(sum(t["won"] for t in chosen) / len(chosen), 3),
-            }
+    for detour in sorted({t["detour_asked"] for t in trials}):
+        chosen = [t for t in trials if t["detour_asked"] == detour]
+        survived = [t for t in chosen if not t["lost_in_detour"]]
+        replan[str(detour)] = {
+            "trials": len(chosen),
+            "won": sum(t["won"] for t in chosen),
+            "win_rate": round(sum(t["won"] for t in chosen) / len(chosen), 3),
+            "lost_during_detour": len(chosen) - len(survived),
+            "won_after_surviving_detours": sum(t["won"] for t in survived),
+            "win_rate_after_surviving_detours": round(sum(t["won"] for t in survived) / max(1, len(survived)), 3),
+        }
     return {
         "tasks_won_on_every_variation": sum(all(g["won"] for g in runs) for runs in by_task.values()),
         "tasks": len(by_task),
@@ -149,7 +155,9 @@ def readme_rows(result: dict) -> list[list[str]]:
     s = result["summary"]
     load = f"load average {result['load_average'][0]:.1f} -> {result['load_average'][1]:.1f}"
     replan = "; ".join(
-        f"{detour} detour{'s' if detour != '1' else ''}: **{row['win_rate']:.2f}** ({row['won']}/{row['trials']})"
+        f"{detour} random command{'s' if detour != '1' else ''}: **{row['win_rate']:.2f}** ({row['won']}/"
+        f"{row['trials']}; {row['lost_during_detour']} lost in the detour, {row['win_rate_after_surviving_detours']:.2f} "
+        "of the others)"
         for detour, row in s["replan"].items()
     )
     c, f, v = s["candidates"], s["sensible"], s["valid"]

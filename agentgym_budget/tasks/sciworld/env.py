@@ -190,10 +190,10 @@ class ScienceWorldEnv(TextEnv):
 
     def _replay(self, task_id: str, engine_seed: int, actions: Sequence[str]) -> None:
         self._drop_dead_world()
-        same_episode = task_id == self._task_id and tuple(self._actions[: len(actions)]) == tuple(actions)
-        known = self._changes if same_episode else {}
+        shared = _common_prefix(self._actions, actions) if task_id == self._task_id else 0
+        known = {index: changed for index, changed in self._changes.items() if index < shared}  # this episode's
         self._target = (task_id, self._commands(actions, known))
-        self._changes = {index: changed for index, changed in known.items() if index < len(actions)}
+        self._changes = known
         if self._expert is not None:
             self._expert.start(engine.gold_path(*_parse(task_id), self.simplifications))
             for action in actions:
@@ -341,6 +341,14 @@ class ScienceWorldEnv(TextEnv):
         look = world.load(*_parse(task_id), self.simplifications)
         self._opening[task_id] = (str(world.read("getTaskDescription")), look, round(100 * world.score()))
         self._world_task, self._world_log = task_id, []
+
+
+def _common_prefix(first: Sequence[str], second: Sequence[str]) -> int:
+    """How many leading actions ``first`` and ``second`` share."""
+    for index, (a, b) in enumerate(zip(first, second, strict=False)):
+        if a != b:
+            return index
+    return min(len(first), len(second))
 
 
 def _valid_names(valid: Sequence[Mapping[str, Any]]) -> list[str]:
