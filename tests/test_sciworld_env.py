@@ -9,7 +9,7 @@ import pytest
 from scienceworld.constants import ID2TASK
 
 import agentgym_budget
-from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError, UnknownSplitError
+from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError, UnknownSplitError, UnknownTaskError
 from agentgym_budget.snapshots.state import TextEnvState
 from agentgym_budget.tasks.sciworld import engine
 from agentgym_budget.tasks.sciworld.catalog import TASKS
@@ -39,6 +39,9 @@ def test_every_task_is_reachable_by_name_and_paper_id() -> None:
     assert env.unwrapped.task_ids == tuple(f"boil-{variation}" for variation in range(14, 21))
     assert gym.make(SCIWORLD, task=["melt", "1-1", "boil"]).unwrapped.tasks == ("boil", "melt")
     assert len(gym.make(SCIWORLD).unwrapped.task_ids) == 3592
+    for out_of_range in ("boil-99", "boil-20", "boil--1", "boil"):  # past the task's 30 variations, a test one, ...
+        with pytest.raises(UnknownTaskError, match="Unknown task"):
+            gym.make(SCIWORLD, task="boil").reset(options={"task": out_of_range})
 
 
 def test_the_splits_are_the_engines() -> None:
