@@ -232,14 +232,16 @@ class World:
     def read(self, what: str) -> Any:
         """The result of the simulator's method ``what`` that reads the world (e.g. ``freeActionLook``).
 
-        Such reads run engine code that draws from the random generator (the valid-action listing does):
-        they run with a scratch generator and the object-id counter put back after, so that asking for an
-        ``info`` key never changes how the episode goes on.
+        Such reads run engine code that draws from the random generator (the valid-action listing does,
+        and names some objects after its draws): they run with a scratch generator seeded the same every
+        time, and the object-id counter put back after, so that asking for an ``info`` key never changes how
+        the episode goes on and the same state always lists the same commands.
         """
         with self._calling(what):
             self._take_counter()
             shared = _globals(self.jvm)
             counter = int(shared.ids.count())
+            shared.scratch.setSeed(0)  # the listing's referents depend on its draws: the same every time
             shared.random_field.set(shared.random_module, shared.scratch)
             try:
                 return getattr(self.interface, what)()
