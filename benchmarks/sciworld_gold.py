@@ -4,7 +4,7 @@ Three measurements on ``agentgym_budget/ScienceWorld-v0`` (no simplifications), 
 of each of the 30 tasks (the first ones of the ``--split``):
 
 * **gold path**: the expert's plan from the reset, played to the end: does it win (score 100), in how many
-  actions, how long did generating it take (CPU of the gold JVM included);
+  actions, through how many distinct scores (the process signal), how long did generating it take;
 * **re-plan**: ``--trials`` episodes per variation that follow the gold path to a random depth, take
   ``--detour`` random commands from ``admissible_actions`` that are not the next gold step, then follow
   the expert's plan (the rest of the gold path from the last gold step taken): how often it still wins;
@@ -58,7 +58,7 @@ def gold_run(env: gym.Env, task_id: str) -> dict:
         "gold_cpu_s": round(time.process_time() + jvm_cpu() - cpu, 3),
     }
     plan, sizes, valid_sizes, sensible, in_candidates, in_valid = list(info["expert_plan"]), [], [], [], 0, 0
-    played = 0
+    played, scores = 0, [info["score"]]
     for action in plan:
         played += 1
         sizes.append(len(info["admissible_actions"]))
@@ -67,10 +67,11 @@ def gold_run(env: gym.Env, task_id: str) -> dict:
         in_candidates += action in info["admissible_actions"]
         in_valid += action in info["valid_actions"]
         _, _, terminated, _, info = env.step(action)
+        scores.append(info["score"])
         if terminated:
             break
     return {
-        "task_id": task_id, "length": len(plan), "played": played, "won": bool(info["won"]), "score": info["score"], **generated,
+        "task_id": task_id, "length": len(plan), "played": played, "won": bool(info["won"]), "scores": scores, "score": info["score"], **generated,
         "candidates": sizes, "sensible": sensible, "valid": valid_sizes, "gold_in_candidates": in_candidates, "gold_in_valid": in_valid,
     }  # fmt: skip
 
@@ -130,6 +131,10 @@ def summary(golds: list[dict], trials: list[dict]) -> dict:
         "candidates": _distribution(sizes),
         "sensible": _distribution(sensible),
         "valid": _distribution(valid),
+        "distinct_scores": _distribution([len(set(g["scores"])) for g in golds]),
+        "score_rises": _distribution(
+            [sum(b > a for a, b in zip(g["scores"], g["scores"][1:], strict=False)) for g in golds]
+        ),
         "gold_in_candidates": round(sum(g["gold_in_candidates"] for g in golds) / max(1, steps), 3),
         "gold_in_valid": round(sum(g["gold_in_valid"] for g in golds) / max(1, steps), 3),
         "states": steps,
