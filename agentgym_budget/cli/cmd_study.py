@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agentgym_budget.cli.common import fit_threads, int_list, positive_int
+from agentgym_budget.cli.common import add_budgets_argument, fit_threads, int_list, positive_int
 from agentgym_budget.cli.training_flags import (
     add_demonstrations_argument,
     add_grpo_arguments,
@@ -62,9 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--train-budget", type=positive_int, default=None, help="fixed recipe's budget (default: the preset's, else 6)"
     )
-    parser.add_argument(
-        "--budgets", type=int_list, default=(4, 5, 6), metavar="T,...", help="BudgetMix/curriculum budgets"
-    )
+    add_budgets_argument(parser, "training budgets of BudgetMix and curriculum (default 4,5,6)", default=(4, 5, 6))
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
     parser.add_argument(
         "--preset",
