@@ -78,7 +78,7 @@ class UnknownEnvIdError(AgentGymBudgetError, gym_error.NameNotFound):
         """The error for ``env_id``: the closest ids, and where the whole list is (not the list itself).
 
         Example:
-            >>> print(UnknownEnvIdError.for_id("Cookng-v0", ["ns/Cooking-v0", "ns/Coin-v0"]))
+            >>> print(UnknownEnvIdError.for_id("Cookng-v0", ["ns/Cooking-v0", "ns/Shop-v0"]))
             Unknown environment id 'Cookng-v0'. Did you mean 'ns/Cooking-v0'? The 2 registered ids: `agentgym-budget list --envs` or agentgym_budget.registered_ids().
         """
         known = sorted(known)
