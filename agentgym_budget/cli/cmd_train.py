@@ -113,7 +113,7 @@ def _add_where_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="gpu-qwen2.5|smollm2",
         help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model), "
-        "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB; extra smollm2)",
+        "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB, peaks of 12-17 GB; extra smollm2)",
     )
 
 
