@@ -91,7 +91,7 @@ def test_the_readme_quotes_the_main_jobs_timings_from_one_table() -> None:
 
 
 def test_the_readme_verdicts_are_those_of_the_committed_default_study() -> None:
-    from agentgym_budget.train.study_claims import verdict_lines
+    from agentgym_budget.study.claims import verdict_lines
 
     study = json.loads((ROOT / "docs" / "results" / "study.json").read_text())
     for page in (ROOT / "README.md", ROOT / "docs" / "study.md"):
@@ -99,7 +99,7 @@ def test_the_readme_verdicts_are_those_of_the_committed_default_study() -> None:
         table = text.split("<!-- verdicts of docs/results/study.json -->\n", 1)[1].split("\n\n", 1)[0]
         assert table.splitlines() == verdict_lines(study["claims"]), (
             f"{page.name}'s verdict table differs from docs/results/study.json: paste\n"
-            "python -c 'import json; from agentgym_budget.train.study_claims import verdict_lines; "
+            "python -c 'import json; from agentgym_budget.study.claims import verdict_lines; "
             'print(*verdict_lines(json.load(open("docs/results/study.json"))["claims"]), sep="\\n")\''
         )
     assert study["config"]["train"]["model"] == "smollm2-135m" and study["config"]["eval_tasks"] >= 32

@@ -35,7 +35,7 @@ from agentgym_budget.cli.training_flags import (
     with_tiny_size,
 )
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.train.study_presets import preset_settings
+from agentgym_budget.study.presets import preset_settings
 
 __all__: list[str] = []
 
@@ -154,8 +154,8 @@ def _demonstrations(args: argparse.Namespace) -> str:
 
 
 def build_study(args: argparse.Namespace):
-    """The :class:`~agentgym_budget.train.study.StudyConfig` of parsed arguments."""
-    from agentgym_budget.train.study import StudyConfig
+    """The :class:`~agentgym_budget.study.run.StudyConfig` of parsed arguments."""
+    from agentgym_budget.study.run import StudyConfig
     from agentgym_budget.train.train_presets import train_preset
 
     sizes = preset_settings(args.preset) if getattr(args, "preset", None) else {}
@@ -205,7 +205,7 @@ def build_study(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the study and print its table."""
     from agentgym_budget.dependencies import require
-    from agentgym_budget.train.study import STAGES, run_study
+    from agentgym_budget.study.run import STAGES, run_study
 
     config = build_study(args)
     require("torch", extra="trl", feature="The study").set_num_threads(fit_threads(args.threads, workers=args.workers))

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.runner.store import read_jsonl
-from agentgym_budget.train.study_claims import machine
+from agentgym_budget.study.claims import machine
 
 __all__: list[str] = []
 

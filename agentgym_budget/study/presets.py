@@ -16,7 +16,7 @@ preset      base             what it is for
 =========== ================ =====================================================================================
 
 ``smoke`` and ``quick`` decide nothing, and their ``study.md`` says so in its first lines (fewer than 32 test
-tasks and 2 training seeds per arm: :func:`~agentgym_budget.train.study_report.scope_lines`).
+tasks and 2 training seeds per arm: :func:`~agentgym_budget.study.report.scope_lines`).
 
 A preset fixes the evaluation sizes, the number of training seeds per RL recipe, the training steps, GRPO
 settings (``grpo``, over the base's own: the ``--rl-*`` flags override them) and, for ``default`` and ``full``,
