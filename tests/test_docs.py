@@ -124,6 +124,8 @@ GUIDES = ("getting-started", "training", "study")
 """Pages that start with a command that runs in minutes and must stay a few screens long."""
 GUIDE_SCREENS = 6
 """At most this many screens of 1280 x 800 (estimated from the HTML: tests/docs_reader.py)."""
+CODE_CHARS = 92
+"""Characters of a code line that fit the content column at 1280 px (longer lines scroll out of sight)."""
 MAX_CELL_CHARS = 150
 """A table cell longer than this is a paragraph squeezed into a column: make it a list or a note below."""
 NOT_NARRATIVE = ("reference/", "results/", "_modules/", "benchmarks.html", "public-api.html", "genindex.html",
@@ -204,6 +206,8 @@ def test_guides_fit_in_a_few_screens_and_open_with_a_command(site: Path) -> None
         source = (ROOT / "docs" / f"{guide}.md").read_text()
         first_code = source[source.index("```") : source.index("```", source.index("```") + 3)]
         assert "..." not in first_code, f"{guide}: its first command holds a literal '...' that breaks when pasted"
+        wide = [line for line in first_code.splitlines() if len(line) > CODE_CHARS]
+        assert not wide, f"{guide}: wider than the page's code column ({CODE_CHARS} characters): {wide}"
 
 
 @pytest.mark.slow

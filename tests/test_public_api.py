@@ -76,6 +76,7 @@ def reference_target(module_name: str, name: str) -> str:
         return obj.__name__
     home, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     defined = home and qualname and "<locals>" not in qualname and home in set(_public_modules())
+    defined = defined and name in getattr(importlib.import_module(home), "__all__", ())  # documented there
     if (inspect.isclass(obj) or inspect.isfunction(obj)) and defined:
         return f"{home}.{qualname}"
     if hasattr(module, "__path__"):  # a package re-exporting a constant or alias: the submodule that lists it

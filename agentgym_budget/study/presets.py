@@ -5,10 +5,10 @@ preset      base             what it is for
 =========== ================ =====================================================================================
 ``smoke``   tiny             the tests' end-to-end run (every stage, seconds of training)
 ``quick``   tiny             the pipeline in minutes, with enough of every stage to read its outputs
-``tiny``    tiny             the study of 2026-12-04/05 on the built-in tiny model (80 minutes; called ``default``
-                             until 2026-12-06): RL moved no tiny base, docs/results/log.md says why
-``default`` SmolLM2-135M     the study on a base that reads its task (2026-12-06 run: about 158 min wall, 173 CPU
-                             min timed, at load 2-6 on 2 cores, 12-17 GB of memory; docs/results/log.md)
+``tiny``    tiny             the study of 2026-12-04/05 on the tiny model (80 minutes; ``default`` until
+                             2026-12-06): RL moved no tiny base, docs/results/log.md says why
+``default`` SmolLM2-135M     the study on a base that reads its task (2026-12-06: 158 min wall, 173 CPU min, load
+                             2-6, 2 cores, 12-17 GB of memory; docs/results/log.md)
 ``full``    SmolLM2-135M     ``default`` with three arms x three training seeds, 20 GRPO steps and twice the
                              evaluation: about 18 hours (estimated from ``default``'s stages, not run)
 ``smollm2`` SmolLM2-135M     the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
