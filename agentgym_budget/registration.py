@@ -71,6 +71,7 @@ class EnvIdInfo:
         extra: The agentgym-budget extra the id needs (``None``: the base install plays it).
         requires: Top-level modules that extra installs, checked by :func:`missing_modules`.
         programs: System programs the id runs (e.g. ``java``), checked by :func:`missing_programs`.
+        min_python: The oldest Python its extra installs on (``None``: any the package supports).
     """
 
     id: str
@@ -82,6 +83,7 @@ class EnvIdInfo:
     extra: str | None = None
     requires: tuple[str, ...] = ()
     programs: tuple[str, ...] = ()
+    min_python: tuple[int, int] | None = None
 
 
 _CATALOG: dict[str, EnvIdInfo] = {}
@@ -169,10 +171,13 @@ def register_env(
     extra: str | None = None,
     requires: tuple[str, ...] = (),
     programs: tuple[str, ...] = (),
+    min_python: tuple[int, int] | None = None,
 ) -> EnvIdInfo:
     """Register ``agentgym_budget/<name>`` with Gymnasium (idempotent) and in the package catalog."""
     env_id = f"{NAMESPACE}/{name}"
-    info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires, programs)
+    info = EnvIdInfo(
+        env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires, programs, min_python
+    )
     if env_id not in gym.registry:
         gym.register(
             id=env_id,

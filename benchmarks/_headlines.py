@@ -54,6 +54,11 @@ def _growth(found: Sequence[str]) -> str:
     return f"{after - before:+.1f}"
 
 
+def _share(found: Sequence[str]) -> str:
+    part, whole = (float(text.replace(",", "")) for text in found[:2])
+    return f"{100 * part / whole:.1f}"
+
+
 def _speedup(found: Sequence[str]) -> str:
     ours, theirs = (float(text) for text in found[:2])
     return f"{theirs / ours:.1f}"
@@ -118,6 +123,14 @@ HEADLINES: tuple[Headline, ...] = (
     Headline(r"^GRPO groups with signal, (\w+)", "GRPO groups with a reward signal, {0}", r"^\*\*(" + NUMBER + r")\*\*", "**{}** of groups"),
     Headline(r"^Peak RSS of training, (\S+)", "Peak RSS of training, {0} (largest phase)", r"\*\*(" + NUMBER + r")\*\* GB", "**{} GB**", _largest),
     Headline(r"^`hf:` agent, 8 Coin Collector", "`hf:` agent, batch of 8 vs 1", r"\*\*(" + NUMBER + r")x\*\*", "**{}x** faster"),
+    Headline(r"^BabyAI step with GLAM text", "BabyAI step vs minigrid's own", r"CPU time ratio \*\*(" + NUMBER + r")\*\*", "**{}x** CPU time"),
+    Headline(r"^BabyAI step with the default", "BabyAI step, plan progress (worst case)", r"^(" + NUMBER + r")x raw", "**{}x** the raw step"),
+    Headline(r"^BabyAI reset", "BabyAI reset, sparse progress", r"^(" + NUMBER + r") /", "**{} ms** CPU"),
+    Headline(r"^BabyAI snapshot \+ restore", "BabyAI snapshot + restore (8x8, in memory)", r"\*\*(" + NUMBER + r")\*\*", "**{} ms**"),
+    Headline(r"^BabyAI `expert_action`", "BabyAI `expert_action` mid-episode", r"^(" + NUMBER + r") ms", "**{} ms** CPU"),
+    Headline(r"^BabyAI `gym.make_vec`", "BabyAI `make_vec` of 256 envs vs raw levels", r"\*\*(" + NUMBER + r")x\*\*", "**{}x** steps per CPU s", _last),
+    Headline(r"^BabyAI expert \(", "BabyAI expert from reset (13 ids)", r"won \*\*(" + NUMBER + r") of (" + NUMBER + r")\*\*", "**{}%** won", lambda found: _share(found[0])),
+    Headline(r"^BabyAI expert from a random", "BabyAI expert from mid-episode states", r"won \*\*(" + NUMBER + r") of (" + NUMBER + r")\*\*", "**{}%** won", lambda found: _share(found[0])),
 )  # fmt: skip
 """One per kind of row, in the order of the table; the first whose ``what`` matches a row headlines it."""
 

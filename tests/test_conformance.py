@@ -64,6 +64,7 @@ QUICK_LOOP_IDS = frozenset(
         "agentgym_budget/ALFWorld-v0",
         "agentgym_budget/WebShop-v0",
         "agentgym_budget/TWX-CoinCollector-v0",
+        "agentgym_budget/BabyAI-GoToLocal-v0",
     }
 )
 """One id per family that keeps every conformance check in the quick loop (``-m "not slow"``)."""

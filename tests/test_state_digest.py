@@ -20,6 +20,7 @@ IDS = [
     ("ALFWorld-v0", {"num_games": 1}),
     ("WebShop-1k-v0", {}),
     ("TWX-CoinCollector-v0", {"num_locations": 3}),
+    ("BabyAI-MixedTrainLocal-v0", {}),
 ]
 
 
@@ -36,7 +37,7 @@ def expert_digests() -> dict[str, list[str]]:
     return digests
 
 
-@pytest.mark.slow  # a fresh interpreter plays four families
+@pytest.mark.slow  # a fresh interpreter plays five families
 def test_digests_are_equal_in_a_process_with_another_hash_seed() -> None:
     here = expert_digests()
     seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"

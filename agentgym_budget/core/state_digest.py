@@ -20,7 +20,10 @@ the last feedback text. Per family (each family's page says more):
 * TWX: every room's description as the engine writes it (objects, containers, doors), where the
   agent is, the inventory, the score and the task status (games without rooms: the current view);
   TextWorldExpress has no serialisation of its game, so state the engine never describes (whether a
-  book was read) is not in it.
+  book was read) is not in it;
+* BabyAI: the agent's place and direction, what it carries, each object's place and door state, the
+  mission verifier's memory and the positions its descriptions track (not minigrid's step counter); with
+  ``progress="plan"`` also the expert's remaining plan, which ``progress`` is computed from.
 
 A family that does not describe its state gets a default: its native engine state through the
 snapshot codec, else its action history (then two paths to one state differ). The conformance suite

@@ -5,7 +5,8 @@ another. What counts as "the same state" is not read from the digest:
 
 * a state-keeping action (``inventory`` by default) played in a fork keeps the digest;
 * a round trip found in the admissible actions (:func:`round_trips`: ``go east`` then ``go west``,
-  ``open fridge`` then ``close fridge``, ALFWorld's ``go to B`` then ``go to A``, WebShop's ``next >`` then ``< prev``) whose first move
+  ``open fridge`` then ``close fridge``, ALFWorld's ``go to B`` then ``go to A``, WebShop's ``next >`` then ``< prev``,
+  BabyAI's ``turn left`` then ``turn right``) whose first move
   changed the admissible actions, progress or end and whose last restored them returns to the
   digest, and its first move changed it;
 * forks restored from one snapshot, and a state restored from its bytes into a new stack, agree;
@@ -45,7 +46,7 @@ Trip = tuple[tuple[str, ...], tuple[str, ...]]
 
 def round_trips(admissible: Sequence[str]) -> list[Trip]:
     """Round trips the admissible actions offer: opposite moves, open and close, two ``go to`` places, next and
-    previous page."""
+    previous page, a turn each way."""
     trips: list[Trip] = []
     for action in admissible:
         verb, _, direction = action.partition(" ")
@@ -58,6 +59,8 @@ def round_trips(admissible: Sequence[str]) -> list[Trip]:
         trips.append(((places[0],), (places[1], places[0])))
     if "click[next >]" in admissible:
         trips.append(((), ("click[next >]", "click[< prev]")))
+    if "turn left" in admissible and "turn right" in admissible:
+        trips.append(((), ("turn left", "turn right")))
     return trips
 
 
