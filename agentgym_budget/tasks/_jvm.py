@@ -43,6 +43,7 @@ JAVA_INSTALL_HINT = (
     "Install a Java runtime (11 or newer), e.g. `apt-get install default-jre-headless` on Debian/Ubuntu "
     "(or set JAVA_HOME to one), then check it with `java -version`."
 )
+"""What to do when no Java runtime is found (part of the error that says so)."""
 
 _SHUTDOWN_WAIT = 5.0
 """Seconds a JVM is given to exit after the shutdown command, before it is killed."""
