@@ -183,11 +183,24 @@ class SharedJvm:
         if current is not None and current.owner == os.getpid():
             _stop(current)
 
-    def _launch(self) -> JvmProcess:
+    def check_installed(self) -> str:
+        """Check, without starting anything, that the engine's extra and a Java runtime are installed.
+
+        Returns:
+            The ``java`` launcher the JVM would start with.
+
+        Raises:
+            MissingDependencyError: The engine's extra or a Java runtime is missing (the message says how to
+                install it).
+        """
         require(self.module, extra=self.extra, feature=self.feature, package=self.package)
+        require("py4j.java_gateway", extra=self.extra, feature=self.feature, package="py4j")
+        return java_command(self.feature)
+
+    def _launch(self) -> JvmProcess:
+        java = self.check_installed()
         java_gateway = require("py4j.java_gateway", extra=self.extra, feature=self.feature, package="py4j")
         jar, cwd = self._classpath()
-        java = java_command(self.feature)
         options = list(self._options() if callable(self._options) else self._options)
         try:
             port, process = java_gateway.launch_gateway(

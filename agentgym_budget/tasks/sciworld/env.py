@@ -103,7 +103,7 @@ class ScienceWorldEnv(TextEnv):
     Raises:
         InvalidOptionError: An unknown task or simplification (with did-you-mean), ``noElectricalAction``
             with an electricity task, or a ``max_admissible`` that is not a positive int or ``None``.
-        MissingDependencyError: The ``sciworld`` extra or a Java runtime is missing (at the first reset).
+        MissingDependencyError: The ``sciworld`` extra or a Java runtime is missing.
     """
 
     splits: ClassVar[tuple[str, ...]] = SPLITS
@@ -138,6 +138,7 @@ class ScienceWorldEnv(TextEnv):
                 f"{type(self).__name__}: max_admissible must be an int >= 1 or None, got {max_admissible!r}."
             )
         self.max_admissible = None if max_admissible is None else int(max_admissible)
+        engine.JVM.check_installed()  # after the options (a wrong one is named first), before any JVM starts
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
         keys = self.info_keys
         self.omitted_info_keys = frozenset() if "admissible_actions" in keys else frozenset({"admissible_actions"})
