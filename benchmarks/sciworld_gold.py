@@ -158,7 +158,6 @@ def _distribution(values: list[int]) -> dict:
 
 def readme_rows(result: dict) -> list[list[str]]:
     s = result["summary"]
-    load = f"load average {result['load_average'][0]:.1f} -> {result['load_average'][1]:.1f}"
     replan = "; ".join(
         f"{detour} random command{'s' if detour != '1' else ''}: **{row['win_rate']:.2f}** ({row['won']}/"
         f"{row['trials']}; {row['lost_during_detour']} lost in the detour, {row['win_rate_after_surviving_detours']:.2f} "
@@ -166,14 +165,25 @@ def readme_rows(result: dict) -> list[list[str]]:
         for detour, row in s["replan"].items()
     )
     c, f, v = s["candidates"], s["sensible"], s["valid"]
+    lengths = sorted(n for runs in s["lengths"].values() for n in runs)
+    scores, rises = s["distinct_scores"], s["score_rises"]
     return [
         [
             f"ScienceWorld gold paths, {s['variations'] // max(1, s['tasks'])} {result['split']} variations of each "
             "task, played from the reset",
             f"**{s['variations_won']}/{s['variations']}** won (score 100), {s['tasks_won_on_every_variation']}/"
-            f"{s['tasks']} tasks on every variation",
-            f"every task on >= 2 variations; {load}",
+            f"{s['tasks']} tasks on every variation; {lengths[0]} to {lengths[-1]} actions "
+            f"(median {statistics.median(lengths):g})",
+            "every task on >= 2 variations",
             "`python benchmarks/sciworld_gold.py`",
+        ],
+        [
+            "ScienceWorld process signal: distinct scores along each gold path (the reset's included)",
+            f"median **{scores['median']:g}** (min {scores['min']}, max {scores['max']}); the score rises "
+            f"{rises['median']:g} times per path (median; min {rises['min']}, max {rises['max']}), "
+            f"{s['variations']} paths",
+            "",
+            "same",
         ],
         [
             "ScienceWorld expert after random detours (the rest of the gold path from the last gold step taken)",
@@ -184,8 +194,10 @@ def readme_rows(result: dict) -> list[list[str]]:
         [
             f"ScienceWorld `admissible_actions` (bounded, at most 64) vs the engine's whole list, on {s['states']} "
             "gold-path states",
-            f"median {c['median']} (p10 {c['p10']}, p90 {c['p90']}); before the cap {f['median']} (p90 {f['p90']}); "
-            f"the engine's {v['median']} (p10 {v['p10']}, p90 {v['p90']}, max {v['max']})",
+            f"median 64 of the engine's **{v['median']:g}** (p10 {v['p10']}, p90 {v['p90']}, max {v['max']}); "
+            f"bounded: median {c['median']:g} (p10 {c['p10']}), before the cap {f['median']:g} (p90 {f['p90']}); "
+            f"the next gold command in the bounded list {s['gold_in_candidates']:.2f}, in the engine's "
+            f"{s['gold_in_valid']:.2f}",
             "<= 64",
             "same",
         ],
@@ -224,7 +236,6 @@ def main() -> None:
         "golds": golds,
         "trials": trials,
         "cores": os.cpu_count(),
-        "load_average": [recording.load_before[0], os.getloadavg()[0]],
     }
     print(json.dumps(result["summary"], indent=2))
     recording.finish(result, readme_rows(result))

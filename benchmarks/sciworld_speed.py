@@ -265,7 +265,6 @@ def memory(counts: list[int], package_counts: list[int]) -> dict:
 
 def readme_rows(result: dict) -> list[list[str]]:
     speed_, memory_ = result["speed"], result["memory"]
-    load = f"load average {result['load_average'][0]:.1f} -> {result['load_average'][1]:.1f}"
     step, reset, listing = speed_["step"], speed_["reset"], speed_["listing"]
     restore = " / ".join(
         f"{row['ours_restore_then_step']['cpu_ms']:.0f} vs {row['package_load_reset_replay']['cpu_ms']:.0f} ms "
@@ -282,7 +281,7 @@ def readme_rows(result: dict) -> list[list[str]]:
             f"**{speed_['ratio_step_ours_over_package']:.2f}x** ({step['ours']['cpu_ms']:.2f} vs "
             f"{step['package']['cpu_ms']:.2f} ms; floor {step['floor']['cpu_ms']:.2f} ms; with "
             f"`admissible_actions` {step['ours_with_admissible']['cpu_ms']:.1f} ms)",
-            f"<= 0.25x; {load}",
+            "<= 0.25x",
             "`python benchmarks/sciworld_speed.py`",
         ],
         [
@@ -292,14 +291,14 @@ def readme_rows(result: dict) -> list[list[str]]:
             f"{reset['package_load_and_reset']['cpu_ms']:.0f} / {reset['package_reset']['cpu_ms']:.0f} ms; "
             f"{listing['ours_bounded']['cpu_ms']:.0f} vs {listing['package']['cpu_ms']:.0f} ms "
             f"({listing['sizes']['bounded']} vs {listing['sizes']['package']} commands)",
-            load,
+            "",
             "same",
         ],
         [
             f"ScienceWorld restore by replay at depth {' / '.join(speed_['restore'])} then a step vs the "
             "package's `load` + `reset` + replay + step",
             restore,
-            load,
+            "",
             "same",
         ],
         [
