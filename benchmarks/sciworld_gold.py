@@ -194,7 +194,7 @@ def readme_rows(result: dict) -> list[list[str]]:
         [
             f"ScienceWorld `admissible_actions` (bounded, at most 64) vs the engine's whole list, on {s['states']} "
             "gold-path states",
-            f"median 64 of the engine's **{v['median']:g}** (p10 {v['p10']}, p90 {v['p90']}, max {v['max']}); "
+            f"the engine's list: median **{v['median']:g}** (p10 {v['p10']}, p90 {v['p90']}, max {v['max']}); "
             f"bounded: median {c['median']:g} (p10 {c['p10']}), before the cap {f['median']:g} (p90 {f['p90']}); "
             f"the next gold command in the bounded list {s['gold_in_candidates']:.2f}, in the engine's "
             f"{s['gold_in_valid']:.2f}",
