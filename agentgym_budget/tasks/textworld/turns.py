@@ -17,7 +17,7 @@ import textworld
 from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.core.turn import Turn
 
-__all__ = ["request_infos"]
+__all__: list[str] = []
 
 TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,
