@@ -29,7 +29,8 @@ def small_study(**changes):
         workers=1,
         train=tiny_config("sft"),
     )
-    return StudyConfig(*COIN, **(settings | changes))
+    env_id, env_kwargs = COIN
+    return StudyConfig(env_id, changes.pop("env_kwargs", env_kwargs), **(settings | changes))
 
 
 def test_study_settings_are_checked():
@@ -41,8 +42,9 @@ def test_study_settings_are_checked():
     assert study.recipe("fixed", "sft/final").init == "sft/final" and study.recipe("fixed").budget == 3
     assert study.recipe("budgetmix").budgets == (2, 3) and study.recipe("sft").budget == 3
     assert study.recipe("curriculum").budget_stages == (2, 3)
-    with pytest.raises(InvalidOptionError, match="progress stays 0 until the episode is won"):
-        small_study(arms=("fixed", "budgetmix_turn", "budgetmix_process"))
+    with pytest.raises(InvalidOptionError, match="progress that stays 0 until the episode is won"):
+        small_study(env_kwargs="level=1,progress=score", arms=("fixed", "budgetmix_turn", "budgetmix_process"))
+    assert small_study(arms=("fixed", "budgetmix_process")).arms == ("fixed", "budgetmix_process")  # "plan" moves
     with pytest.raises(InvalidOptionError, match=r"Unknown study arm\(s\) \['curriculm'\]. Did you mean 'curriculum'"):
         small_study(arms=("fixed", "curriculm"))
     assert "workers" not in study.to_json()  # processes change no result: a resume may use others

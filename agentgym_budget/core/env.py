@@ -253,6 +253,14 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         observation, info = self._emit(turn, action_is_valid=valid)
         return observation, float(turn.reward), self._episode_over, False, info
 
+    def drop_episode(self) -> None:
+        """Forget the current episode (its actions and last turn) without touching the engine.
+
+        :meth:`step` and :meth:`get_state` then need a :meth:`reset`. Pools call it when an env goes idle,
+        so an idle env holds none of its last client's commands.
+        """
+        self._task_id, self._actions, self._last_turn, self._episode_over = None, [], None, False
+
     def render(self) -> str | None:
         if self.render_mode is None:
             gym.logger.warn(f"{self.name}: render() called without a render_mode; pass render_mode='ansi'.")

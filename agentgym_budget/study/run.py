@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
+from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.runner.store import atomic_write_text
 from agentgym_budget.study.arms import DEFAULT_ARMS, arm_config, check_arms
@@ -138,7 +139,8 @@ class StudyConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidOptionError(f"StudyConfig: {name} must be a positive integer, got {value!r}.")
-        object.__setattr__(self, "arms", check_arms(self.arms, self.env_id))
+        env_kwargs = dict(EnvRef.parse(self.env_id, self.env_kwargs or None).kwargs)
+        object.__setattr__(self, "arms", check_arms(self.arms, self.env_id, env_kwargs))
         if self.demonstrations not in DEMONSTRATIONS:
             raise InvalidOptionError(
                 f"StudyConfig: demonstrations must be one of {', '.join(DEMONSTRATIONS)}, got {self.demonstrations!r}."
@@ -279,8 +281,6 @@ def run_study(
         InvalidOptionError: An unknown stage.
         RunConfigError: ``out`` holds a study with other settings.
     """
-    from agentgym_budget.runner.env_ref import EnvRef
-
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise InvalidOptionError(f"Unknown study stage(s) {unknown}; stages are {', '.join(STAGES)}.")
