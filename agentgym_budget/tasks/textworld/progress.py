@@ -32,7 +32,7 @@ from textworld.generator.game import GameProgression
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.tasks.textworld.engine import load_game
 
-__all__ = ["PROGRESS_MODES", "check_progress_mode", "initial_plan_length", "plan_progress"]
+__all__: list[str] = []
 
 PROGRESS_MODES = ("score", "plan")
 """The values of the ``progress=`` argument (module docstring)."""
