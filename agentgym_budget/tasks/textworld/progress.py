@@ -32,7 +32,7 @@ from textworld.generator.game import GameProgression
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.tasks.textworld.engine import load_game
 
-__all__: list[str] = []
+__all__: list[str] = []  # helpers of the TextWorld family (env.py, turns.py); the public knob is progress=
 
 PROGRESS_MODES = ("score", "plan")
 """The values of the ``progress=`` argument (module docstring)."""
