@@ -44,6 +44,8 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "textworld_reset_cache": (["--tasks", "1000", "--draws", "1000"], ["--smoke"]),
     "webshop_speed": ([], ["--smoke"]),
     "twx_speed": ([], ["--smoke"]),
+    "babyai_speed": ([], ["--smoke"]),
+    "babyai_expert": ([], ["--smoke"]),
     "vector_env": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
     "ray_vs_pool": ([], ["--smoke"]),

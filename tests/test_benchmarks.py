@@ -39,7 +39,7 @@ def test_run_records_timing_machine_versions_and_rows(tmp_path, monkeypatch):
     assert record["timing"]["process_cpu_s"] > 0 and record["timing"]["wall_s"] > 0
     assert record["timing"]["thread_cpu_s"] <= record["timing"]["process_cpu_s"] + 1e-3
     assert record["machine"]["cores"] >= 1 and len(record["machine"]["load_after"]) == 3
-    assert record["versions"]["gymnasium"]
+    assert record["provenance"]["libraries"]["gymnasium"] and record["provenance"]["agentgym_budget"]["version"]
 
 
 def test_rows_written_by_hand_are_carried_and_flagged(tmp_path, monkeypatch):

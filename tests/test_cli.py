@@ -250,7 +250,7 @@ def test_too_few_bootstrap_resamples_are_refused_by_the_parser(
 def test_list_of_an_unknown_family_is_an_error_listing_the_families(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--family", "textworl", "--envs"]) == 2
     assert capsys.readouterr().err == (
-        "error: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, textworld, twx, webshop.\n"
+        "error: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, babyai, textworld, twx, webshop.\n"
     )
 
 

@@ -12,7 +12,7 @@ their difference is measured with less variance (and two scripted agents that di
 play identical episodes wherever it does not matter). --streams independent gives each agent its own
 seeds, to see the unpaired variance.
 
-Writes DIR/episodes.jsonl, run.json, summary.json, summary.csv, difference.csv (two or more
+Writes DIR/episodes.jsonl, run.json, provenance.json (what produced the run), summary.json, summary.csv, difference.csv (two or more
 agents), heatmap.png, success_vs_T.png, passk_vs_K.png and difference.png.
 """
 

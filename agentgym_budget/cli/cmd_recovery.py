@@ -12,7 +12,7 @@ non-recovering noisy expert on 20 states of the passkt main job's games (TextWor
 level 110), k in 0,1,2, R in 5,10,15,20,30, 4 continuations each, 4 natural episodes per task, 2
 workers. Rerunning with the same --out resumes an interrupted run.
 
-Writes DIR/episodes.jsonl, run.json, summary.json (per agent recovery_rate, control_success, rates by
+Writes DIR/episodes.jsonl, run.json, provenance.json, summary.json (per agent recovery_rate, control_success, rates by
 budget, k, depth and family, paired comparisons, natural recovery, process signal), summary.csv and
 recovery_vs_budget.png.
 """

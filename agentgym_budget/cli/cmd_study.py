@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -206,6 +207,7 @@ def build_study(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the study and print its table."""
     from agentgym_budget.dependencies import require
+    from agentgym_budget.runner.provenance import ProvenanceWarning
     from agentgym_budget.study.run import STAGES, run_study
 
     config = build_study(args)
@@ -213,7 +215,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"Study on {config.env_id} ({config.env_kwargs}): T={config.train_budget}, budgets {list(config.budgets)}")
     print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)
     began, cpu = time.perf_counter(), time.process_time()
-    run_study(config, args.out, stages=args.stages or STAGES, progress=not args.no_progress)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ProvenanceWarning)  # study.md (printed below) lists them
+        run_study(config, args.out, stages=args.stages or STAGES, progress=not args.no_progress)
     print((args.out / "study.md").read_text())
     print(
         f"Study done in {time.perf_counter() - began:.0f} s wall ({time.process_time() - cpu:.0f} s CPU in this "

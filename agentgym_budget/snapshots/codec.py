@@ -91,6 +91,7 @@ RECORDS: dict[str, str] = {
     "AlfworldState/1": "agentgym_budget.tasks.alfworld.portable:PortableAlfworldState",
     "AlfworldEnvState/1": "agentgym_budget.tasks.alfworld.portable:PortableAlfworldEnvState",
     "WebShopSession/1": "agentgym_budget.tasks.webshop.session:Session",
+    "BabyAIState/1": "agentgym_budget.tasks.babyai.state:BabyAIState",
 }
 """Every class a snapshot may hold, by record name: the only classes :func:`decode` builds.
 

@@ -13,7 +13,9 @@
 It writes ``study.json`` (settings, the Pass@1 table at every budget with its interval, the
 step-value distribution of the probes, the ``claims`` with their verdicts:
 :mod:`agentgym_budget.study.claims`), ``study.md`` (the tables, claims and the text summaries of
-the three evaluations, with the wall and CPU time of every stage), two figures (``pass_at_1.png``: Pass@1 against
+the three evaluations, with the wall and CPU time of every stage, and a provenance section when its runs were
+produced by different engines, libraries or models), ``provenance.json`` (:mod:`agentgym_budget.runner.provenance`;
+each run below has its own), two figures (``pass_at_1.png``: Pass@1 against
 the budget and each RL run minus the base; ``training.png``: SFT loss, GRPO return and groups with a signal per
 step; :mod:`agentgym_budget.study.figures`) and ``timing.json`` (per stage: wall
 seconds, CPU seconds of the process and its workers, load averages). ``study.json`` holds no time: with
@@ -40,6 +42,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.runner.env_ref import EnvRef
+from agentgym_budget.runner.provenance import read_provenance, warn_if_different, write_provenance
 from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.runner.store import atomic_write_text
 from agentgym_budget.study.arms import DEFAULT_ARMS, arm_config, check_arms
@@ -57,7 +60,7 @@ from agentgym_budget.study.figures import study_figures
 from agentgym_budget.study.report import study_markdown
 from agentgym_budget.train.config import TrainConfig
 from agentgym_budget.train.grpo import GRPOSettings
-from agentgym_budget.train.recipe import run_training
+from agentgym_budget.train.recipe import run_training, training_provenance
 from agentgym_budget.train.trajectories import DEMONSTRATIONS
 
 __all__ = ["StudyConfig", "run_study"]
@@ -286,6 +289,7 @@ def run_study(
         raise InvalidOptionError(f"Unknown study stage(s) {unknown}; stages are {', '.join(STAGES)}.")
     out = Path(out)
     _check_study(config, out)
+    write_provenance(out, **training_provenance(config.recipe("sft")))
     sft_final = out / "sft" / "final"
     for name, directory, index in run_names(config):
         if name in stages:
@@ -315,8 +319,19 @@ def run_study(
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")
     times = stage_times(out)
     figures = study_figures(out, config, study, times)
-    (out / "study.md").write_text(study_markdown(config, study, texts, times, figures))
+    markdown = study_markdown(config, study, texts, times, figures)
+    (out / "study.md").write_text(markdown + _provenance_section(out, config))
     return study
+
+
+def _provenance_section(out: Path, config: StudyConfig) -> str:
+    """Warn when the study's runs were produced by different engines, libraries or models; their list for study.md."""
+    names = [".", *(directory for _, directory, _ in run_names(config)), "passkt", "probe", "recovery"]
+    lines = warn_if_different({name: read_provenance(out / name) for name in names if (out / name).is_dir()})
+    if not lines:
+        return ""
+    items = "".join(f"- {line}\n" for line in lines)
+    return f"\n## Provenance\n\nThe runs combined here were not produced alike (their provenance.json):\n\n{items}"
 
 
 def _training_summary(directory: Path) -> dict[str, Any]:

@@ -330,6 +330,16 @@ class TextWorldEngine:
         gained, self.score = score - self.score, score
         return state, gained
 
+    def world_state(self) -> dict[str, Any]:
+        """TextWorld's model of the game now: its true facts (sorted), each quest's completed and failed
+        flags, and the score (what ``info["state_digest"]`` digests; needs the state tracking)."""
+        progression = self._layers()[0]._game_progression
+        return {
+            "facts": sorted(str(fact) for fact in progression.state.facts),
+            "quests": [[quest.completed, quest.failed] for quest in progression.quest_progressions],
+            "score": int(self.score),
+        }
+
     def _layers(self) -> tuple[StateTracking, Inform7Data, JerichoEnv]:
         tracking = self._env._wrapped_env
         inform7 = tracking._wrapped_env

@@ -10,7 +10,7 @@ follows the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specific
 * ``goal``: the game's objective text;
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` (TextWorld's winning policy,
   re-planned from the current state), ``score``, ``max_score``, ``moves``, ``inventory``,
-  ``description`` and ``facts`` (sorted);
+  ``description``, ``facts`` (sorted) and ``state_digest`` (of the facts, the quests' flags and the score);
 * turns and moves: a *turn* is one ``step`` call, whatever the agent typed (this is what
   ``TurnBudget`` counts); ``moves`` is TextWorld's count of the game actions the game carried
   out (parser errors, refused commands and actions that fail, such as walking into a wall, are
@@ -25,8 +25,8 @@ follows the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specific
 * lean mode (``lean=True``, every TextWorld id): TextWorld's state tracking (the quest and world
   model it updates after every command to know the admissible commands, the expert's plan, the
   facts and the move count) runs only if a requested ``info`` key needs it: ``admissible_actions``
-  becomes an opt-in key, and ``expert_action``, ``expert_plan``, ``facts`` and ``moves`` turn the
-  tracking on when requested. Without them a step costs the interpreter plus a few parsing
+  becomes an opt-in key, and ``expert_action``, ``expert_plan``, ``facts``, ``moves`` and
+  ``state_digest`` turn the tracking on when requested. Without them a step costs the interpreter plus a few parsing
   passes (``benchmarks/textworld_lean.py``). Observations, rewards, ``won`` / ``lost``,
   ``progress``, ``goal``, the command screening and snapshots are those of the default mode;
   ``info`` lacks ``admissible_actions`` unless requested (:attr:`TextWorldEnv.omitted_info_keys`).
@@ -159,6 +159,9 @@ class TextWorldEnv(TextEnv):
 
     def _save_engine(self) -> Any:
         return self._engine.save()
+
+    def _state_data(self) -> Any:
+        return self._engine.world_state()
 
     def _verify_state(self, state: TextEnvState) -> None:
         engine = state.engine

@@ -30,7 +30,9 @@ TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
     "facts": "the true facts of the game state, human readable and sorted (list[str])",
 }
 
-TRACKED_INFO_KEYS: frozenset[str] = frozenset({"admissible_actions", "expert_action", "expert_plan", "facts", "moves"})
+TRACKED_INFO_KEYS: frozenset[str] = frozenset(
+    {"admissible_actions", "expert_action", "expert_plan", "facts", "moves", "state_digest"}
+)
 """``info`` keys computed from TextWorld's state tracking: in lean mode, requesting one turns the tracking on."""
 
 LEAN_INFO_KEYS: Mapping[str, str] = {

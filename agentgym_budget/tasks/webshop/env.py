@@ -17,7 +17,8 @@ Both follow the :class:`~agentgym_budget.core.env.TextEnv` contract. Family spec
   product with the selected options would get now; after the purchase, the reward;
   elsewhere 0. It is a step-level signal usable as process supervision;
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` (:mod:`.expert`), ``page``,
-  ``asin``, ``selected_options``, ``reward_info``, ``goal_asin``, ``available_actions``;
+  ``asin``, ``selected_options``, ``reward_info``, ``goal_asin``, ``available_actions``,
+  ``state_digest`` (of the page, keywords, results page, product and selected options as a set);
 * snapshots are native: the engine state is the immutable :class:`~.session.Session`.
 
 Catalogs and their search indexes are loaded once per process and shared by every env
@@ -177,6 +178,10 @@ class WebShopEnvBase(TextEnv):
 
     def _save_engine(self) -> Any:
         return self._session
+
+    def _state_data(self) -> Any:
+        session = self._session  # not its feedback: it only explains the last action
+        return [session.page, session.keywords, session.results_page, session.item, sorted(session.chosen().items())]
 
     def _verify_state(self, state: TextEnvState) -> None:
         check_session(state.engine, len(self.shop.catalog))
