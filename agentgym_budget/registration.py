@@ -54,6 +54,7 @@ __all__ = [
 ]
 
 NAMESPACE = "agentgym_budget"
+"""The Gymnasium namespace of every id: ``gym.make(f"{NAMESPACE}/TextWorld-Cooking-v0")``."""
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def _layouts(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict]:
                 "labels": [text.get_text() for legend in figure.legends for text in legend.get_texts()],
                 "caption": [text.get_window_extent(event.renderer) for text in captions],
                 "text": " ".join(str(text.get_text()) for text in captions),
-                "axes": [axis.get_tightbbox(event.renderer) for axis in figure.axes],
+                "axes": [axis.get_tightbbox(event.renderer) for axis in figure.axes if axis.get_visible()],
             }
 
         figure.canvas.mpl_connect("draw_event", record)

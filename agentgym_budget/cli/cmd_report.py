@@ -19,7 +19,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from agentgym_budget.cli.common import add_plot_format_argument, int_list, positive_int, resample_count
+from agentgym_budget.cli.common import (
+    add_budgets_argument,
+    add_plot_format_argument,
+    int_list,
+    positive_int,
+    resample_count,
+)
 from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
 from agentgym_budget.eval.passkt.report import report
 from agentgym_budget.eval.passkt.tables import format_summary
@@ -48,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> parser = argparse.ArgumentParser()
         >>> add_arguments(parser)
         >>> args = parser.parse_args(["runs/a", "runs/b", "--out", "runs/ab", "--t", "10,20"])
-        >>> [str(d) for d in args.dirs], str(args.out), args.t, args.k, args.force, args.plot_format
+        >>> [str(d) for d in args.dirs], str(args.out), args.budgets, args.k, args.force, args.plot_format
         (['runs/a', 'runs/b'], 'runs/ab', (10, 20), None, False, ('png',))
     """
     parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="output directories of passkt runs")
@@ -57,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="allow --out to be a run directory (replaces its summary and plots)"
     )
     parser.add_argument("--k", type=int_list, default=None, metavar="K,...", help="breadths K")
-    parser.add_argument("--t", type=int_list, default=None, metavar="T,...", help="turn budgets T")
+    add_budgets_argument(parser, "turn budgets T (default: the runs' own)")
     parser.add_argument("--n", type=positive_int, default=None, help="use only the first N samples")
     parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval level (default 0.95)")
     parser.add_argument(
@@ -87,7 +93,7 @@ def _report(args: argparse.Namespace) -> Any:
         args.dirs,
         args.out or default_out(),
         ks=args.k,
-        budgets=args.t,
+        budgets=args.budgets,
         samples=args.n,
         confidence=args.confidence,
         resamples=args.bootstrap,

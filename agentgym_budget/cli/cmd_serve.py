@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
+from agentgym_budget.cli.common import add_budgets_argument, add_env_arguments, positive_int
 
 __all__: list[str] = []
 
@@ -167,9 +167,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"bytes of commands one episode may hold; a command past it is refused, spending no turn "
         f"(default {defaults['max_history_bytes']}, 1 MiB)",
     )
-    parser.add_argument(
-        "--budgets", type=int_list, default=None, help="draw each episode's budget from these (BudgetMix)"
-    )
+    add_budgets_argument(parser, "draw each episode's budget from these (BudgetMix)")
     parser.add_argument("--budget-weights", default=None, help="weights of --budgets, e.g. 2,1,1")
     parser.add_argument("--show-budget", action="store_true", help="show the remaining turns in observations")
     parser.add_argument("--hide-actions", action="store_true", help="do not list admissible actions in the text")

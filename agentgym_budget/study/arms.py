@@ -1,23 +1,23 @@
 """The study's RL arms: each a recipe trained from the study's SFT model, and what the claims compare.
 
-=================== ====================================================================================
-arm                 training (all from ``sft/final``, same tasks and steps)
-=================== ====================================================================================
-``fixed``           GRPO, every episode at ``train_budget``
-``budgetmix``       GRPO, each episode's budget drawn from ``budgets`` (BudgetMix)
-``curriculum``      GRPO, ``budgets`` played in growing stages (AgentGym-RL's ScalingInter-RL schedule)
-``budgetmix_turn``  ``budgetmix`` with turn-level credit (``credit="turn"``), the environment's reward
-``budgetmix_process`` ``budgetmix_turn`` trained on the ProcessReward-shaped return: the process-supervision
-                    arm; ``process_supervision`` compares it with ``budgetmix_turn`` (same credit, no
-                    process signal), or with ``budgetmix`` when ``budgetmix_turn`` is not run
-=================== ====================================================================================
+===================== ====================================================================================
+arm                   training (all from ``sft/final``, same tasks and steps)
+===================== ====================================================================================
+``fixed``             GRPO, every episode at ``train_budget``
+``budgetmix``         GRPO, each episode's budget drawn from ``budgets`` (BudgetMix)
+``curriculum``        GRPO, ``budgets`` played in growing stages (AgentGym-RL's ScalingInter-RL schedule)
+``budgetmix_turn``    ``budgetmix`` with turn-level credit (``credit="turn"``), the environment's reward
+``budgetmix_process`` ``budgetmix_turn`` trained on the ProcessReward-shaped return (the process-supervision arm)
+===================== ====================================================================================
 
-Under episode-level credit a potential-based process reward cancels within a GRPO group
-(:mod:`agentgym_budget.train.credit`), so the process arm uses turn-level credit; its comparison arm
-uses the same credit, so the claim isolates the process signal. The process arms need a task whose
-``progress`` moves before the end (TextWorld Cooking; Coin Collector with its default ``progress="plan"``,
-the share of the winning route walked; with ``progress="score"`` its progress is 0 until the coin is
-taken, so its process signal is empty and both arms would train alike): :func:`check_arms` refuses them there.
+The claim ``process_supervision`` compares ``budgetmix_process`` with ``budgetmix_turn`` (same credit, no process
+signal), or with ``budgetmix`` when ``budgetmix_turn`` is not run. Under episode-level credit a potential-based
+process reward cancels within a GRPO group (:mod:`agentgym_budget.train.credit`), so the process arm uses
+turn-level credit; its comparison arm uses the same credit, so the claim isolates the process signal. The process
+arms need a task whose ``progress`` moves before the end (TextWorld Cooking; Coin Collector with its default
+``progress="plan"``, the share of the winning route walked; with ``progress="score"`` its progress is 0 until the
+coin is taken, so its process signal is empty and both arms would train alike): :func:`check_arms` refuses them
+there.
 
 Example:
     >>> check_arms(("fixed", "budgetmix", "curriculum"), "TextWorld-CoinCollector-v0")

@@ -3,7 +3,7 @@
 :class:`ALFWorldEnv` follows the :class:`~agentgym_budget.core.env.TextEnv` contract on the real
 ALFWorld text engine (:class:`~.engine.AlfworldEngine`). Family specifics:
 
-* tasks: generated offline from the ALFRED scenes shipped in ``alfworld`` (:mod:`.generator`,
+* tasks: generated offline from the ALFRED scenes shipped in ``alfworld`` (:mod:`~.alfworld.generator`,
   task ids ``"<task_type>-<seed>"``), or, with ``data_dir=...`` (or ``$AGENTGYM_BUDGET_ALFWORLD_DATA``),
   the official ``json_2.1.1`` games (task ids ``"<task folder>/<trial folder>"``, :mod:`.data`);
 * splits: ``train``, ``valid_seen`` (seen scenes, other tasks) and ``valid_unseen`` (scenes held

@@ -15,7 +15,7 @@ added:
   (the game progression, policies, move count), which restores the exact game in well
   under a millisecond, instead of ``env.copy()`` which deep-copies the game;
 * saved states have a portable form (:meth:`TextWorldEngineState.portable`, plain data:
-  :mod:`.portable`) that restores in any process, whatever its ``PYTHONHASHSEED``;
+  :mod:`~.textworld.portable`) that restores in any process, whatever its ``PYTHONHASHSEED``;
 * :meth:`TextWorldEngine.fork` makes an engine on the same game that shares this one's
   interpreter (:mod:`.interpreter`): no new interpreter to start, each engine's z-machine
   state is swapped in when it acts.
@@ -198,7 +198,7 @@ class TextWorldEngineState:
     score: int
 
     def portable(self) -> PortableTextWorldState:
-        """This state as plain data, restorable in any process (:mod:`.portable`)."""
+        """This state as plain data, restorable in any process (:mod:`~.textworld.portable`)."""
         ram, stack, pc, sp, fp, frames, opcode, rng, narrative = self.interpreter
         trackers = (
             JsonData(None)

@@ -40,6 +40,7 @@ _JAVA_INSTALL_HINT = (
     "Install a Java runtime (11 or newer), e.g. `apt-get install default-jre-headless` on Debian/Ubuntu "
     "(or set JAVA_HOME to one), then check it with `java -version`."
 )
+"""What to do when no Java runtime is found (part of the error that says so)."""
 
 
 @dataclass

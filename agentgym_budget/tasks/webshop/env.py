@@ -2,8 +2,9 @@
 
 Both follow the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specifics:
 
-* actions: ``search[keywords]`` and ``click[label]`` (:mod:`.session`); any other string
-  is a normal turn that changes nothing and explains why;
+* actions: ``search[keywords]`` and ``click[label]``
+  (:mod:`agentgym_budget.tasks.webshop.session`); any other string is a normal turn that changes
+  nothing and explains why;
 * ``admissible_actions``: ``click[label]`` for every clickable label of the page, plus the
   template ``search[<keywords>]`` when the page has a search box (replace
   ``<keywords>`` with the query);
@@ -268,7 +269,7 @@ class WebShopEnvBase(TextEnv):
 
 
 class WebShopEnv(WebShopEnvBase):
-    """``WebShop-v0`` and its sized variants: the built-in generated catalog (:mod:`.generator`).
+    """``WebShop-v0`` and its sized variants: the built-in generated catalog (:mod:`~.webshop.generator`).
 
     Args:
         num_products: Catalog size (50 to 2,000,000; ids fix it: 1k, 10k, 100k).
