@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from agentgym_budget.snapshots import schema
 
-__all__: list[str] = []  # the family's snapshot record (snapshots.codec names it); users hold EnvState
+__all__ = ["BabyAIState"]
 
 COMMANDS: tuple[str, ...] = ("turn left", "turn right", "go forward", "pick up", "drop", "toggle")
 """The six commands, in the order of minigrid's actions 0-5."""
