@@ -24,9 +24,9 @@ import contextlib
 import threading
 from typing import Any
 
-from agentgym_budget.tasks._jvm import JAVA_INSTALL_HINT, JvmProcess, SharedJvm
+from agentgym_budget.tasks._jvm import JvmProcess, SharedJvm
 
-__all__ = ["JAVA_INSTALL_HINT", "jvm_pid", "new_game_interface"]
+__all__ = ["jvm_pid", "new_game_interface"]
 
 _MAX_GENERATORS = 256
 _GOLD_ATTEMPTS = 50
