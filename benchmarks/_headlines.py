@@ -130,7 +130,7 @@ HEADLINES: tuple[Headline, ...] = (
     Headline(r"^ScienceWorld gold paths", "ScienceWorld gold paths (2 variations per task)", r"\*\*(" + NUMBER + r")/(" + NUMBER + r")\*\*", "**{}%** won", lambda found: _share(found[0])),
     Headline(r"^ScienceWorld process signal", "ScienceWorld distinct scores along a gold path", r"median \*\*(" + NUMBER + r")\*\*", "**{}** (median)"),
     Headline(r"^ScienceWorld expert after random", "ScienceWorld expert after 1 random command", r"\*\*(" + NUMBER + r")\*\*", "**{}** won"),
-    Headline(r"^ScienceWorld `admissible_actions`", "ScienceWorld valid actions per state (`admissible_actions` keeps 64)", r"\*\*(" + NUMBER + r")\*\*", "**{}** (median)"),
+    Headline(r"^ScienceWorld `admissible_actions`", "ScienceWorld valid actions per state (64 kept)", r"\*\*(" + NUMBER + r")\*\*", "**{}** (median)"),
     Headline(r"^BabyAI step with GLAM text", "BabyAI step vs minigrid's own", r"CPU time ratio \*\*(" + NUMBER + r")\*\*", "**{}x** CPU time"),
     Headline(r"^BabyAI step with the default", "BabyAI step, plan progress (worst case)", r"^(" + NUMBER + r")x raw", "**{}x** the raw step"),
     Headline(r"^BabyAI reset", "BabyAI reset, sparse progress", r"^(" + NUMBER + r") /", "**{} ms** CPU"),

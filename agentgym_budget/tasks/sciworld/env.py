@@ -4,7 +4,7 @@ Family specifics:
 
 * tasks: one variation of one of the 30 tasks, ``<task>-<variation>`` (``boil-3``), from the split's
   variations of the tasks chosen with ``task=`` (a name or paper id, a list, or all 30;
-  :mod:`~.catalog`); splits ``train`` / ``dev`` / ``test`` are the engine's;
+  :mod:`~agentgym_budget.tasks.sciworld.catalog`); splits ``train`` / ``dev`` / ``test`` are the engine's;
 * observation: the engine's answer; after a reset the task description, then the room (``look around``);
   ``goal`` is the task description;
 * reward: the score gained this turn, on a 0-1 scale, so an episode's return is the progress it made
@@ -17,11 +17,11 @@ Family specifics:
   spent and the engine never sees it, so nothing restarts behind a turn budget;
 * ``admissible_actions`` is opt-in (:attr:`ScienceWorldEnv.omitted_info_keys`): computing it costs the
   engine's listing of every valid action (most of a step's time in the engine's own env); when asked it
-  holds at most ``max_admissible`` sensible commands (:mod:`~.candidates`), or the engine's whole list
+  holds at most ``max_admissible`` sensible commands (:mod:`~agentgym_budget.tasks.sciworld.candidates`), or the engine's whole list
   with ``max_admissible=None``; ``valid_actions`` (opt-in) is always the whole list;
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` from the engine's gold path (generated once
   per task variation and cached), re-planned after a detour as the rest of the gold path from the
-  last gold step taken (:class:`~.expert.GoldTracker`); ``score`` (-100 to 100), ``moves``, ``look``,
+  last gold step taken (:class:`~agentgym_budget.tasks.sciworld.expert.GoldTracker`); ``score`` (-100 to 100), ``moves``, ``look``,
   ``inventory``, ``goal_progress`` (the engine's sub-goal table), ``valid_actions``;
 * ``state_digest`` (opt-in, every family's): the commands the engine took, those it did not understand left
   out (:meth:`ScienceWorldEnv._state_data`);
@@ -30,7 +30,7 @@ Family specifics:
   changed nothing, so a restore after one costs nothing); a state of more than
   :data:`MAX_REPLAY_ACTIONS` actions is refused.
 
-Every env of a process plays in one JVM (:mod:`~.engine`); needs the ``sciworld`` extra and Java.
+Every env of a process plays in one JVM (:mod:`~agentgym_budget.tasks.sciworld.engine`); needs the ``sciworld`` extra and Java.
 
 Example:
     >>> import gymnasium as gym
@@ -79,7 +79,7 @@ MAX_REPLAY_ACTIONS = 10_000
 """Longest action history a state may hold (its restore replays it: about 3-10 ms per action)."""
 
 DEFAULT_MAX_ADMISSIBLE = 64
-"""Default bound of ``admissible_actions`` (see :mod:`~.candidates`)."""
+"""Default bound of ``admissible_actions`` (see :mod:`~agentgym_budget.tasks.sciworld.candidates`)."""
 
 _EXPERT_KEYS = frozenset({"expert_action", "expert_plan"})
 _LISTING_KEYS = frozenset({"admissible_actions", "valid_actions"})
@@ -92,9 +92,9 @@ class ScienceWorldEnv(TextEnv):
 
     Args:
         task: A task's name (``"boil"``) or paper id (``"1-1"``), several (a list or comma-separated), or
-            ``None`` (default) for all 30 (:data:`~.catalog.TASKS`).
+            ``None`` (default) for all 30 (:data:`~agentgym_budget.tasks.sciworld.catalog.TASKS`).
         simplifications: The engine's simplifications (``"easy"``, or names such as ``"openDoors,teleportAction"``;
-            :data:`~.catalog.SIMPLIFICATIONS`), a str or a list; none by default.
+            :data:`~agentgym_budget.tasks.sciworld.catalog.SIMPLIFICATIONS`), a str or a list; none by default.
         max_admissible: Bound of ``admissible_actions`` when requested (``None``: the engine's whole list).
         split: ``"train"``, ``"dev"`` or ``"test"``.
         info_keys: Opt-in ``info`` keys (:data:`SCIWORLD_INFO_KEYS`).

@@ -1,7 +1,7 @@
 """The ScienceWorld expert: the engine's gold path, re-planned after a detour from the last gold step taken.
 
 ScienceWorld has no planner that starts from an arbitrary state; what it has is a gold action
-sequence per task variation (generated with the task, cached by :func:`~.engine.gold_path`). The
+sequence per task variation (generated with the task, cached by :func:`~agentgym_budget.tasks.sciworld.engine.gold_path`). The
 expert's plan is the part of it not yet played: :class:`GoldTracker` advances along the path each time
 the episode's action is the path's next step, and ignores every other action. So after a detour the
 plan is the rest of the gold path from the last gold step taken (the nearest gold-path prefix): a
