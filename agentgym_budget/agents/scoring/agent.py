@@ -44,7 +44,7 @@ from agentgym_budget.agents.scoring.scorer import DEFAULT_BATCH, PromptState, Sc
 from agentgym_budget.chat.tool import turn_text
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
-__all__ = ["ScoreAgent", "ScoringModel", "goal_queries", "scoring_model"]
+__all__ = ["ScoreAgent", "scoring_model"]
 
 SUPPORTED = "TextWorld, TWX and ALFWorld (admissible actions), WebShop (search queries built from the instruction)"
 """Families whose states list the commands a scoring agent chooses among."""

@@ -30,7 +30,7 @@ from typing import Any
 
 from agentgym_budget.errors import DataError
 
-__all__ = ["DecoderParts", "PackedResult", "PackedRow", "packed_forward"]
+__all__ = ["DecoderParts", "PackedRow", "packed_forward"]
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from typing import Any
 from agentgym_budget.errors import DataError
 from agentgym_budget.storage.safe_json import read_json_file
 
-__all__ = ["SCORING_FORMAT_FILE", "EpisodePrompt", "PromptCodec", "ScoringFormat"]
+__all__ = ["EpisodePrompt", "ScoringFormat"]
 
 SCORING_FORMAT_FILE = "agentgym_scoring.json"
 """The file beside a scoring policy's weights that holds its :class:`ScoringFormat`."""
