@@ -279,3 +279,23 @@ def test_smollm2_shared_prompt_scores_equal_one_forward_per_candidate() -> None:
         got, want = (distribution(v, temperature=1.0) for v in (got_scores, want_scores))
         assert max(abs(a - b) for a, b in zip(got, want, strict=True)) < 1e-5
     assert scored.cached_tokens > 0
+
+
+def test_probes_report_the_exact_expected_accuracy_of_a_scoring_agent(checkpoint: Path, tmp_path: Path) -> None:
+    from agentgym_budget.eval.probes.plan import ProbeConfig, run_probe
+
+    agent = f"score:{checkpoint}:epsilon=0.1"
+    config = ProbeConfig((EnvRef.parse(*ENV),), (agent, "random"), states=3, samples=2, workers=1, resamples=200)
+    run = run_probe(config, tmp_path, progress=False, plots=False)
+    records = [json.loads(line) for line in (tmp_path / "probes.jsonl").read_text().splitlines()]
+    scored = [r for r in records if r["agent"] == agent]
+    assert scored and all(0 <= r["p_optimal"] <= 1 and 0 <= r["p_error"] <= 1 for r in scored)
+    assert not any("p_optimal" in r for r in records if r["agent"] == "random")
+    # the same state gives the same exact value whatever action was sampled
+    by_state = {}
+    for r in scored:
+        by_state.setdefault(r["state_id"], set()).add(r["p_optimal"])
+    assert all(len(values) == 1 for values in by_state.values())
+    summary = run.summary.to_json()["agents"]
+    exact = sum(next(iter(v)) for v in by_state.values()) / len(by_state)
+    assert summary[agent]["exact_step_accuracy"] == round(exact, 6) and "exact_step_accuracy" not in summary["random"]
