@@ -55,6 +55,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "grpo_signal": (None, ["--smoke"]),  # full run needs a trained base: --model DIR
     "train_memory": ([], ["--smoke"]),
     "hf_agent_batching": (["--rounds", "5"], ["--smoke"]),
+    "scoring_speed": ([], ["--smoke"]),
     "webshop_title_nouns": (None, ["--smoke"]),  # full run needs a spaCy pipeline: --model DIR
     "study": (None, ["--smoke"]),  # full run is the hour-long study: python benchmarks/study.py
 }

@@ -39,9 +39,14 @@ from typing import Any
 
 from agentgym_budget.agents.hf_model import check_model_dir, load_local_model
 from agentgym_budget.agents.scoring.policy import candidate_scores, check_normalise, choose, distribution
-from agentgym_budget.agents.scoring.prompt import COMMAND_TOKENS, EpisodePrompt, PromptCodec, ScoringFormat
+from agentgym_budget.agents.scoring.prompt import (
+    COMMAND_TOKENS,
+    EpisodePrompt,
+    PromptCodec,
+    ScoringFormat,
+    user_message,
+)
 from agentgym_budget.agents.scoring.scorer import DEFAULT_BATCH, PromptState, Scored, ScoreRequest, score
-from agentgym_budget.chat.tool import turn_text
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
 __all__ = ["ScoreAgent", "scoring_model"]
@@ -247,12 +252,12 @@ class ScoreAgent:
         self._reset_episode(str(goal or info.get("goal") or ""), seed)
 
     def _extend(self, observation: str, commands: Sequence[str]) -> None:
-        shown = commands if self.scoring.codec.format.show_actions else ()
-        if self._prompt is None:
-            text = turn_text(observation, shown, goal=self._goal or None)
-            self._prompt = EpisodePrompt(self.scoring.codec, text, self.scoring.context)
+        codec, first = self.scoring.codec, self._prompt is None
+        text = user_message(observation, commands, goal=self._goal, first=first, scoring_format=codec.format)
+        if first:
+            self._prompt = EpisodePrompt(codec, text, self.scoring.context)
         else:
-            self._prompt.add_turn(self._played or "", turn_text(observation, shown))
+            self._prompt.add_turn(self._played or "", text)
 
     async def act(self, observation: str, info: Mapping[str, Any]) -> str:
         """The next command, drawn from the policy over the state's candidates."""

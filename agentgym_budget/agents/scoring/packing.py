@@ -30,7 +30,7 @@ from typing import Any
 
 from agentgym_budget.errors import DataError
 
-__all__ = ["DecoderParts", "PackedRow", "packed_forward"]
+__all__ = ["DecoderParts", "PackedRow", "TreeRow", "packed_forward"]
 
 
 @dataclass(frozen=True)
@@ -103,18 +103,68 @@ class PackedRow:
         return len(self.prompt) + sum(len(ids) for _, ids in self.blocks)
 
 
+@dataclass(frozen=True)
+class TreeRow:
+    """A row's query tokens as a tree (the general form of a :class:`PackedRow`).
+
+    Token ``i`` reads every cached token, its ancestors and itself; its position is one more than its parent's
+    (``cached`` for a root). Group rollouts that share a prompt prefix are one tree: the shared tokens once.
+
+    Attributes:
+        cached: Tokens whose keys / values are given (positions ``0 .. cached - 1``).
+        ids: Query token ids; a token's parent comes before it.
+        parents: Per query token, its parent's index (``-1``: a root).
+        blocks: ``(begin, end)`` query ranges whose tokens' log-probs are wanted, each token predicted by its parent's
+            output (a root's by ``first_logprobs``).
+        last: A query index whose next-token log-probs are returned (``None``: none).
+        prefix: Leading query tokens that extend the cache as a chain (their keys / values are kept).
+        first_logprobs: Log-probs over the vocabulary of a root token (the prediction after the cached tokens).
+    """
+
+    cached: int
+    ids: Sequence[int]
+    parents: Sequence[int]
+    blocks: Sequence[tuple[int, int]]
+    last: int | None = None
+    prefix: int = 0
+    first_logprobs: Any = None
+
+    @property
+    def length(self) -> int:
+        """Query tokens of the row."""
+        return len(self.ids)
+
+
+def as_tree(row: PackedRow) -> TreeRow:
+    """The :class:`TreeRow` of ``row``: its prompt a chain, each block a branch from the prompt token before it.
+
+    Raises:
+        ValueError: A block attached inside the cached tokens, or after the prompt's end.
+    """
+    n = len(row.prompt)
+    ids, parents, blocks = list(row.prompt), list(range(-1, n - 1)), []
+    for attach, block in row.blocks:
+        parent = attach - 1 - row.cached
+        if not -1 <= parent < n or (parent == -1 and row.first_logprobs is None):
+            raise ValueError(f"a block attached at {attach} of a row with {row.cached} cached and {n} new tokens")
+        begin = len(ids)
+        for k, token in enumerate(block):
+            parents.append(parent if k == 0 else len(ids) - 1)
+            ids.append(token)
+        blocks.append((begin, len(ids)))
+    return TreeRow(row.cached, ids, parents, blocks, n - 1 if n else None, n, row.first_logprobs)
+
+
 @dataclass
 class PackedResult:
     """What a packed pass returns.
 
     Attributes:
         block_logprobs: Per row, per block: the log-prob of each of its tokens (a 1-D tensor).
-        last_logprobs: Per row: log-probs over the vocabulary after its last new prompt token (``None``
-            without one).
-        layers: Per row: ``(keys, values)`` per block of the model for the row's whole prompt (cached and
-            new tokens, ``[1, heads, tokens, dim]``), when ``keep_cache``.
-        captured: Per row: the hidden states entering block ``capture`` of its query tokens (prompt then
-            blocks, ``[tokens, width]``), when asked.
+        last_logprobs: Per row: log-probs over the vocabulary after its ``last`` token (``None`` without one).
+        layers: Per row: ``(keys, values)`` per block of the model for its cached tokens and its ``prefix``
+            (``[1, heads, tokens, dim]``), when ``keep_cache``.
+        captured: Per row: the hidden states entering block ``capture`` of its query tokens (``[tokens, width]``).
     """
 
     block_logprobs: list[list[Any]]
@@ -140,45 +190,41 @@ class _PackedCache:
         return keys, values
 
 
-def _layout(rows: Sequence[PackedRow], columns: int, width: int, dtype: Any) -> tuple[Any, Any, list[list[Any]]]:
-    """``(mask [R, 1, Q, C + Q], positions [R, Q], targets)``; ``targets[row][block]`` lists per token of the block
-    the query index whose output predicts it (``-1``: the row's ``first_logprobs``)."""
+def _runs(parents: Sequence[int]) -> list[tuple[int, int]]:
+    """Maximal ranges ``[a, b)`` in which every token after the first is the child of the one before."""
+    runs, begin = [], 0
+    for i in range(1, len(parents) + 1):
+        if i == len(parents) or parents[i] != i - 1:
+            runs.append((begin, i))
+            begin = i
+    return runs
+
+
+def _layout(rows: Sequence[TreeRow], columns: int, width: int, dtype: Any) -> tuple[Any, Any]:
+    """``(mask [R, 1, Q, C + Q], positions [R, Q])`` of tree rows (see :class:`TreeRow`)."""
     import torch
 
-    count = len(rows)
-    allowed = torch.zeros((count, width, columns + width), dtype=torch.bool)
-    positions = torch.zeros((count, width), dtype=torch.long)
-    targets: list[list[Any]] = []
+    allowed = torch.zeros((len(rows), width, columns + width), dtype=torch.bool)
+    positions = torch.zeros((len(rows), width), dtype=torch.long)
     for r, row in enumerate(rows):
-        start = columns - row.cached
-        n = len(row.prompt)
-        allowed[r, :n, start:columns] = True
-        allowed[r, :n, columns : columns + n] |= torch.tril(torch.ones((n, n), dtype=torch.bool))
-        positions[r, :n] = torch.arange(row.cached, row.cached + n)
-        query = n
-        row_targets = []
-        for attach, ids in row.blocks:
-            size = len(ids)
-            cached_part = min(attach, row.cached)
-            allowed[r, query : query + size, start : start + cached_part] = True
-            if attach > row.cached:
-                allowed[r, query : query + size, columns : columns + attach - row.cached] = True
-            own = columns + query
-            allowed[r, query : query + size, own : own + size] |= torch.tril(torch.ones((size, size), dtype=torch.bool))
-            positions[r, query : query + size] = torch.arange(attach, attach + size)
-            first = attach - 1 - row.cached
-            if first < 0 and row.first_logprobs is None:
-                raise ValueError("a block attached inside the cached prompt needs the row's first_logprobs")
-            row_targets.append([first if first >= 0 else -1, *range(query, query + size - 1)])
-            query += size
-        for pad in range(query, width):  # padding queries read only themselves (no empty softmax)
+        n = row.length
+        allowed[r, :n, columns - row.cached : columns] = True
+        depth = [0] * n
+        for a, b in _runs(row.parents):
+            parent = row.parents[a]
+            if parent >= 0:
+                allowed[r, a:b, columns:] = allowed[r, parent, columns:]
+            allowed[r, a:b, columns + a : columns + b] |= torch.tril(torch.ones((b - a, b - a), dtype=torch.bool))
+            first = depth[parent] + 1 if parent >= 0 else 0
+            depth[a:b] = range(first, first + b - a)
+        positions[r, :n] = torch.tensor(depth, dtype=torch.long) + row.cached
+        for pad in range(n, width):  # padding queries read only themselves (no empty softmax)
             allowed[r, pad, columns + pad] = True
-        targets.append(row_targets)
     mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-    return mask[:, None], positions, targets
+    return mask[:, None], positions
 
 
-def _padded_past(rows: Sequence[PackedRow], past: Sequence[Any], columns: int) -> list[tuple[Any, Any]] | None:
+def _padded_past(rows: Sequence[TreeRow], past: Sequence[Any], columns: int) -> list[tuple[Any, Any]] | None:
     """Per model block, the rows' cached keys / values right-aligned in ``columns`` (zeros before them)."""
     import torch
 
@@ -201,7 +247,7 @@ def _padded_past(rows: Sequence[PackedRow], past: Sequence[Any], columns: int) -
 
 def packed_forward(
     parts: DecoderParts,
-    rows: Sequence[PackedRow],
+    rows: Sequence[PackedRow | TreeRow],
     *,
     pad_id: int,
     past: Sequence[Any] | None = None,
@@ -215,26 +261,25 @@ def packed_forward(
 
     Args:
         parts: The model's :class:`DecoderParts`.
-        rows: The rows.
+        rows: The rows (:class:`PackedRow` or :class:`TreeRow`).
         pad_id: Token id of query padding.
         past: Per row, the ``(keys, values)`` per block of its ``cached`` tokens (``None`` for rows without).
         hidden: Per row, the hidden states entering block ``start`` of its query tokens (``[tokens, width]``),
             instead of token ids read from the embedding (``start > 0``: the blocks below are not run).
         start: The first block run.
         capture: Keep the hidden states entering this block (:attr:`PackedResult.captured`).
-        keep_cache: Return each row's prompt keys / values (:attr:`PackedResult.layers`).
+        keep_cache: Return each row's cached and ``prefix`` keys / values (:attr:`PackedResult.layers`).
     """
     import torch
 
+    rows = [as_tree(row) if isinstance(row, PackedRow) else row for row in rows]
     columns = max((row.cached for row in rows), default=0)
     width = max(max(row.length for row in rows), 1)
-    dtype = parts.head.weight.dtype
-    mask, positions, targets = _layout(rows, columns, width, dtype)
+    mask, positions = _layout(rows, columns, width, parts.head.weight.dtype)
     if hidden is None:
         ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
         for r, row in enumerate(rows):
-            flat = [*row.prompt, *(t for _, block in row.blocks for t in block)]
-            ids[r, : len(flat)] = torch.tensor(flat, dtype=torch.long)
+            ids[r, : row.length] = torch.tensor(list(row.ids), dtype=torch.long)
         states = parts.embed(ids)
     else:
         pad = torch.nn.functional.pad
@@ -253,13 +298,12 @@ def packed_forward(
             use_cache=keep_cache,
             position_embeddings=rotary,
         )
-    states = parts.norm(states)
-    result = _read_logprobs(parts, rows, states, targets)
+    result = _read_logprobs(parts, rows, parts.norm(states))
     if keep_cache:
         result.layers = [
             tuple(
-                (k[r : r + 1, :, columns - row.cached : columns + len(row.prompt)].clone(),
-                 v[r : r + 1, :, columns - row.cached : columns + len(row.prompt)].clone())
+                (k[r : r + 1, :, columns - row.cached : columns + row.prefix].clone(),
+                 v[r : r + 1, :, columns - row.cached : columns + row.prefix].clone())
                 for k, v in cache.out
             )
             for r, row in enumerate(rows)
@@ -269,38 +313,54 @@ def packed_forward(
     return result
 
 
-def _read_logprobs(
-    parts: DecoderParts, rows: Sequence[PackedRow], states: Any, targets: list[list[Any]]
-) -> PackedResult:
-    """Log-probs of every block token, and of the token after each row's last new prompt token."""
+def _read_logprobs(parts: DecoderParts, rows: Sequence[TreeRow], states: Any) -> PackedResult:
+    """Log-probs of every block token, and of the token after each row's ``last`` token.
+
+    Every wanted log-prob is read in one indexing op (then split into blocks), so the backward pass makes one
+    gradient of the head's output, not one per token."""
     import torch
 
     sources: list[tuple[int, int]] = []  # (row, query) whose output goes through the head
-    wanted: list[list[list[tuple[int, int]]]] = []  # per row, per block, per token: (head index or -1, token)
+    entries: list[tuple[int, int, int]] = []  # per block token in order: (row, head index or -1, token)
+    sizes: list[int] = []
     last: list[int | None] = []
-    for r, (row, row_targets) in enumerate(zip(rows, targets, strict=True)):
-        per_block = []
-        for (_, ids), queries in zip(row.blocks, row_targets, strict=True):
-            entries = []
-            for query, token in zip(queries, ids, strict=True):
-                if query >= 0:
-                    sources.append((r, query))
-                entries.append((len(sources) - 1 if query >= 0 else -1, int(token)))
-            per_block.append(entries)
-        wanted.append(per_block)
-        if row.prompt:
-            sources.append((r, len(row.prompt) - 1))
-        last.append(len(sources) - 1 if row.prompt else None)
+    for r, row in enumerate(rows):
+        for begin, end in row.blocks:
+            for i in range(begin, end):
+                parent = row.parents[i]
+                if parent >= 0:
+                    sources.append((r, parent))
+                entries.append((r, len(sources) - 1 if parent >= 0 else -1, int(row.ids[i])))
+            sizes.append(end - begin)
+        if row.last is not None:
+            sources.append((r, row.last))
+        last.append(len(sources) - 1 if row.last is not None else None)
     logprobs = None
     if sources:
-        gathered = torch.stack([states[r, q] for r, q in sources])
+        gathered = states[[r for r, _ in sources], [q for _, q in sources]]
         logits = parts.head(gathered)
         logprobs = torch.log_softmax(logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits, -1)
-    values = []
-    for row, per_block in zip(rows, wanted, strict=True):
-        blocks = []
-        for entries in per_block:
-            picked = [(row.first_logprobs if index < 0 else logprobs[index])[token] for index, token in entries]
-            blocks.append(torch.stack(picked) if picked else torch.zeros(0))
-        values.append(blocks)
+    flat = _pick(logprobs, rows, entries)
+    blocks = list(flat.split(sizes)) if entries else []
+    values, begin = [], 0
+    for row in rows:
+        values.append(blocks[begin : begin + len(row.blocks)])
+        begin += len(row.blocks)
     return PackedResult(values, [None if index is None else logprobs[index] for index in last])
+
+
+def _pick(logprobs: Any, rows: Sequence[TreeRow], entries: list[tuple[int, int, int]]) -> Any:
+    """The log-prob of each entry's token, from the head's output or its row's ``first_logprobs``, in order."""
+    import torch
+
+    inside = [i for i, (_, index, _) in enumerate(entries) if index >= 0]
+    outside = [i for i, (_, index, _) in enumerate(entries) if index < 0]
+    if not outside:
+        return logprobs[[entries[i][1] for i in inside], [entries[i][2] for i in inside]]
+    dtype = logprobs.dtype if logprobs is not None else rows[entries[outside[0]][0]].first_logprobs.dtype
+    flat = torch.zeros(len(entries), dtype=dtype)
+    if inside:
+        picked = logprobs[[entries[i][1] for i in inside], [entries[i][2] for i in inside]]
+        flat = flat.index_put((torch.tensor(inside),), picked)
+    firsts = torch.stack([rows[entries[i][0]].first_logprobs[entries[i][2]] for i in outside]).to(dtype)
+    return flat.index_put((torch.tensor(outside),), firsts)

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.chat.tool import turn_text
 from agentgym_budget.errors import DataError
 from agentgym_budget.storage.safe_json import read_json_file
 
@@ -148,6 +149,23 @@ class PromptCodec:
         """A command's scored ids: its first :attr:`command_tokens` tokens and the end-of-turn token."""
         ids = self.tokenizer.encode(clean_text(text), add_special_tokens=False)
         return (*(int(i) for i in ids[: self.command_tokens]), self.end)
+
+
+def user_message(
+    observation: str, commands: Sequence[str], *, goal: str | None, first: bool, scoring_format: ScoringFormat
+) -> str:
+    """A turn's user message: the observation and the candidate commands (and the goal on the first turn), as the
+    agent and training both build it (:func:`~agentgym_budget.chat.tool.turn_text`).
+
+    Example:
+        >>> print(user_message("A hall.", ["go east", "look"], goal="Take the coin.", first=False,
+        ...                    scoring_format=ScoringFormat()))
+        A hall.
+        <BLANKLINE>
+        Admissible actions: go east | look
+    """
+    shown = commands if scoring_format.show_actions else ()
+    return turn_text(observation, shown, goal=(goal or None) if first else None)
 
 
 class EpisodePrompt:
