@@ -299,3 +299,50 @@ def test_probes_report_the_exact_expected_accuracy_of_a_scoring_agent(checkpoint
     summary = run.summary.to_json()["agents"]
     exact = sum(next(iter(v)) for v in by_state.values()) / len(by_state)
     assert summary[agent]["exact_step_accuracy"] == round(exact, 6) and "exact_step_accuracy" not in summary["random"]
+
+
+def _vector_info(infos: dict, index: int) -> dict:
+    """Sub-env ``index``'s info from a Gymnasium vector env's infos (arrays with ``_key`` masks)."""
+    return {key: values[index] for key, values in infos.items() if not key.startswith("_") and infos[f"_{key}"][index]}
+
+
+def test_agents_play_a_vector_env_together(checkpoint: Path) -> None:
+    import gymnasium as gym
+
+    envs = gym.make_vec(f"agentgym_budget/{ENV[0]}", num_envs=3, vectorization_mode="vector_entry_point",
+                        max_turns=3, level=1, autoreset_mode="disabled")  # fmt: skip
+    agents = [parse_agent(f"score:{checkpoint}:temperature=0").build() for _ in range(3)]
+
+    async def play():
+        observations, infos = envs.reset(seed=0, options={"task": [0, 1, 0]})
+        for i, agent in enumerate(agents):
+            info = _vector_info(infos, i)
+            await agent.reset(info["goal"], observations[i], info, seed=i)
+        done = [False] * 3
+        while not all(done):
+            actions = await asyncio.gather(*(agent.act(observations[i], _vector_info(infos, i))
+                                             for i, agent in enumerate(agents) if not done[i]))  # fmt: skip
+            live = iter(actions)
+            step = tuple(next(live) if not done[i] else "look" for i in range(3))
+            observations, _, terminated, truncated, infos = envs.step(step)
+            done = [d or bool(t) or bool(u) for d, t, u in zip(done, terminated, truncated, strict=True)]
+        return [agent.stats()["turns"] for agent in agents]
+
+    try:
+        turns = asyncio.run(play())
+    finally:
+        envs.close()
+    assert all(1 <= t <= 3 for t in turns) and turns[0] == turns[2]  # same task, same greedy play
+
+
+def test_ray_rollouts_continue_a_fork_with_a_scoring_agent(checkpoint: Path) -> None:
+    from agentgym_budget.integrations.ray_rollouts import Continuation, ForkPoint, RolloutConfig, play_from
+
+    config = RolloutConfig(ENV[0], env_kwargs=ENV[1], max_turns=3)
+    env = config.make()
+    observation, info = env.reset(seed=0, options={"task": config.env.task_ids()[0]})
+    point = ForkPoint.take(env, observation, info)
+    continuation = Continuation(agent=f"score:{checkpoint}:temperature=0", seed=3)
+    first, again = play_from(env, point, continuation), play_from(env, point, continuation)
+    env.close()
+    assert first.actions and first.actions == again.actions

@@ -106,7 +106,7 @@ class _disabled:
 
 
 def _lora(model: Any, settings: ScoreSettings, start: int, depth: int) -> Any:
-    peft = require("peft", extra="peft", feature="LoRA training of a scoring policy (--lora-rank)")
+    peft = require("peft", extra="trl", feature="LoRA training of a scoring policy (--lora-rank)")
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
     targets = [t for t in LORA_TARGETS if t in names]
     config = peft.LoraConfig(
