@@ -75,9 +75,16 @@ class UnknownEnvIdError(AgentGymBudgetError, gym_error.NameNotFound):
 
     @classmethod
     def for_id(cls, env_id: str, known: Iterable[str]) -> UnknownEnvIdError:
+        """The error for ``env_id``: the closest ids, and where the whole list is (not the list itself).
+
+        Example:
+            >>> print(UnknownEnvIdError.for_id("Cookng-v0", ["ns/Cooking-v0", "ns/Shop-v0"]))
+            Unknown environment id 'Cookng-v0'. Did you mean 'ns/Cooking-v0'? The 2 registered ids: `agentgym-budget list --envs` or agentgym_budget.registered_ids().
+        """
         known = sorted(known)
         return cls(
-            f"Unknown environment id {env_id!r}.{did_you_mean(env_id, known)} Registered ids: {', '.join(known)}."
+            f"Unknown environment id {env_id!r}.{did_you_mean(env_id, known)} The {len(known)} registered ids: "
+            "`agentgym-budget list --envs` or agentgym_budget.registered_ids()."
         )
 
 

@@ -29,11 +29,12 @@ Example:
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import inspect
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,7 @@ __all__ = [
 ]
 
 NAMESPACE = "agentgym_budget"
+"""The Gymnasium namespace of every id: ``gym.make(f"{NAMESPACE}/TextWorld-Cooking-v0")``."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class EnvIdInfo:
         extra: The agentgym-budget extra the id needs (``None``: the base install plays it).
         requires: Top-level modules that extra installs, checked by :func:`missing_modules`.
         programs: System programs the id runs (e.g. ``java``), checked by :func:`missing_programs`.
+        min_python: The oldest Python its extra installs on (``None``: any the package supports).
     """
 
     id: str
@@ -80,6 +83,7 @@ class EnvIdInfo:
     extra: str | None = None
     requires: tuple[str, ...] = ()
     programs: tuple[str, ...] = ()
+    min_python: tuple[int, int] | None = None
 
 
 _CATALOG: dict[str, EnvIdInfo] = {}
@@ -167,10 +171,13 @@ def register_env(
     extra: str | None = None,
     requires: tuple[str, ...] = (),
     programs: tuple[str, ...] = (),
+    min_python: tuple[int, int] | None = None,
 ) -> EnvIdInfo:
     """Register ``agentgym_budget/<name>`` with Gymnasium (idempotent) and in the package catalog."""
     env_id = f"{NAMESPACE}/{name}"
-    info = EnvIdInfo(env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires, programs)
+    info = EnvIdInfo(
+        env_id, family, entry_point, description, splits, dict(kwargs or {}), extra, requires, programs, min_python
+    )
     if env_id not in gym.registry:
         gym.register(
             id=env_id,
@@ -201,6 +208,41 @@ def __getattr__(name: str) -> Any:
         if info.entry_point.replace(":", ".") == name:
             return EnvEntryPoint(info.entry_point)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What a family's results depend on beyond this package, for every run's provenance.
+
+    Attributes:
+        packages: Distributions of its engine (their installed versions are recorded).
+        runtime: Called when a run used the family: what else ran, e.g. ``{"java": "openjdk version ..."}``.
+    """
+
+    packages: tuple[str, ...]
+    runtime: Callable[[], Mapping[str, Any]] | None = None
+
+
+_ENGINES: dict[str, EngineInfo] = {}
+
+
+def declare_engine(
+    family: str, packages: Sequence[str], runtime: Callable[[], Mapping[str, Any]] | None = None
+) -> None:
+    """Declare ``family``'s engine (the family's ``register()`` calls it; see :class:`EngineInfo`).
+
+    A family that declares none is described by the distributions of its ids' ``requires`` modules.
+    """
+    _ENGINES[family] = EngineInfo(tuple(packages), runtime)
+
+
+def engine_info(family: str) -> EngineInfo:
+    """The engine of ``family`` (declared, else the distributions of its ids' ``requires`` modules)."""
+    if family in _ENGINES:
+        return _ENGINES[family]
+    modules = {module for info in _CATALOG.values() if info.family == family for module in info.requires}
+    owners = importlib.metadata.packages_distributions() if modules else {}
+    return EngineInfo(tuple(sorted({dist for module in modules for dist in owners.get(module, ())})))
 
 
 def registered_ids(family: str | None = None) -> list[str]:

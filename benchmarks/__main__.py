@@ -25,10 +25,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from benchmarks._headlines import headline
+
 HERE = Path(__file__).parent
 README = HERE.parent / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- benchmarks:begin -->", "<!-- benchmarks:end -->"
-HEADER = "| what | figure | target | reproduce |\n|---|---|---|---|"
+HEADER = "| benchmark | result | target |\n|---|---|---|"
+DETAILS_INTRO = (
+    "Each row in full: what was compared, every number the run measured, when and under what load, and the command."
+)
 
 # README order; the arguments a full run passes beyond the script's defaults, and the smoke run's
 SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
@@ -44,6 +49,8 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "textworld_reset_cache": (["--tasks", "1000", "--draws", "1000"], ["--smoke"]),
     "webshop_speed": ([], ["--smoke"]),
     "twx_speed": ([], ["--smoke"]),
+    "babyai_speed": ([], ["--smoke"]),
+    "babyai_expert": ([], ["--smoke"]),
     "vector_env": ([], ["--smoke"]),
     "integrity_costs": ([], ["--smoke"]),
     "ray_vs_pool": ([], ["--smoke"]),
@@ -122,19 +129,51 @@ def _conditions(record: dict) -> str:
     )
 
 
-def table(results: Path) -> str:
-    """The README table from the ``readme_rows`` of each script's JSON in ``results``."""
-    lines = [HEADER]
+def _rows(results: Path) -> list[dict[str, str]]:
+    """Every row of the scripts' JSON in ``results``, in :data:`SCRIPTS` order, with its anchor and conditions."""
+    rows = []
     for name in SCRIPTS:
         path = results / f"{name}.json"
         if not path.exists():
             continue
         record = json.loads(path.read_text())
-        for index, row in enumerate(record.get("readme_rows", [])):
-            if index == 0 and "machine" in record and not record.get("readme_rows_by_hand"):
-                row = [row[0], f"{row[1]} ({_conditions(record)})", *row[2:]]
-            lines.append("|" + "|".join(_cell(text) for text in row) + "|")
-    return "\n".join(lines)
+        command = ""
+        for index, (what, figure, target, reproduce) in enumerate(record.get("readme_rows", [])):
+            command = command if reproduce == "same" else reproduce
+            measured = "machine" in record and not record.get("readme_rows_by_hand")
+            label, result = headline([what, figure, target, reproduce])
+            rows.append(
+                {
+                    "anchor": f"bench-{name.replace('_', '-')}-{index}",
+                    "label": label,
+                    "result": result,
+                    "target": target.split("; load average", 1)[0],
+                    "what": what,
+                    "figure": figure,
+                    "reproduce": command,
+                    "conditions": f"Measured {_conditions(record)}"
+                    if measured
+                    else "Written by hand before the harness",
+                }
+            )
+    return rows
+
+
+def table(results: Path) -> str:
+    """The docs table (one number per row) and each row in full below it, from the scripts' JSON in ``results``."""
+    rows = _rows(results)
+    lines = [HEADER]
+    for row in rows:
+        cells = [f"[{row['label']}](#{row['anchor']})", row["result"], row["target"]]
+        lines.append("|" + "|".join(_cell(text) for text in cells) + "|")
+    lines += ["", DETAILS_INTRO, ""]
+    for row in rows:
+        lines += [
+            f"({row['anchor']})=",
+            f"**{row['label']}.** {row['what']}: {row['figure']}. {row['conditions']}. Reproduce: {row['reproduce']}.",
+            "",
+        ]
+    return "\n".join(lines).rstrip("\n")
 
 
 def regenerate_readme(results: Path, readme: Path = README) -> bool:

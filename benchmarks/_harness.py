@@ -3,7 +3,8 @@
 Each script calls :func:`start` first and :meth:`Run.finish` last: the JSON it writes to
 ``benchmarks/results/NAME.json`` (``results/smoke/`` in smoke mode) holds the script's result beside
 the run's wall time and CPU time (process and main thread), the machine (CPU model, cores, load
-average before and after) and the versions of the packages measured. ``readme_rows`` are the rows
+average before and after) and its ``provenance`` (:mod:`agentgym_budget.runner.provenance`: this package's
+version and commit, the engines and libraries imported, Python, the command line). ``readme_rows`` are the rows
 of the README's benchmark table that ``python -m benchmarks`` regenerates from these files.
 
 Scripts are run as files (``python benchmarks/NAME.py``), so they import this module as
@@ -22,27 +23,12 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Clock", "Run", "add_smoke_flag", "machine", "results_dir", "start", "timed_ms", "versions"]
+from agentgym_budget.runner.provenance import collect_provenance
 
-PACKAGES = (
-    "agentgym-budget",
-    "gymnasium",
-    "numpy",
-    "textworld",
-    "jericho",
-    "alfworld",
-    "bm25s",
-    "torch",
-    "transformers",
-    "trl",
-    "ray",
-    "openenv-core",
-    "textworld-express",
-)
+__all__ = ["Clock", "Run", "add_smoke_flag", "machine", "results_dir", "start", "timed_ms"]
 
 
 def results_dir(smoke: bool) -> Path:
@@ -74,17 +60,6 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
-
-
-def versions() -> dict[str, str | None]:
-    """Installed versions of the packages the benchmarks measure (``None``: not installed)."""
-    found: dict[str, str | None] = {}
-    for name in PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = None
-    return found
 
 
 @dataclass(frozen=True)
@@ -152,7 +127,7 @@ class Run:
             "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "timing": timing,
             "machine": machine() | {"load_before": list(self.load_before), "load_after": list(os.getloadavg())},
-            "versions": versions(),
+            "provenance": collect_provenance(),
             "result": result,
             "readme_rows": rows or [],
         }

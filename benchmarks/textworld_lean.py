@@ -44,7 +44,7 @@ from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 RESULTS = Path(__file__).parent / "results"
 GAMES = (
     ("agentgym_budget/TextWorld-Cooking-v0", {"difficulty": 3}),
-    ("agentgym_budget/TextWorld-CoinCollector-v0", {"level": 110}),
+    ("agentgym_budget/TextWorld-CoinCollector-v0", {"level": 110, "progress": "score"}),  # "plan" tracks the state
     ("agentgym_budget/TextWorld-Custom-v0", {}),
     ("agentgym_budget/TextWorld-TreasureHunter-v0", {"level": 10}),
 )

@@ -26,7 +26,7 @@ from agentgym_budget.snapshots.state import EnvState
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.wrappers import StateSnapshot
 
-__all__ = ["ZSTATE_EDITS", "forge", "hostile_story", "main"]
+__all__ = ["ZSTATE_EDITS", "babyai_edits", "forge", "forge_babyai", "hostile_story", "main"]
 
 
 def _storew(table: int, index: int, value: int) -> bytes:
@@ -125,6 +125,52 @@ def forge(data: bytes, edit: Callable[[Any], dict[str, Any]]) -> bytes:
     engine = dataclasses.replace(base.engine, **edit(base.engine))
     parts = (*snap.parts[:-1], dataclasses.replace(base, engine=engine))
     return dataclasses.replace(snap, parts=parts).to_bytes()
+
+
+def forge_babyai(data: bytes, **changes: Any) -> EnvState:
+    """``data`` (a BabyAI stack's snapshot) with fields of its engine state changed, under a valid digest."""
+    snap = EnvState.from_bytes(data)
+    base = snap.parts[-1]
+    parts = (*snap.parts[:-1], dataclasses.replace(base, engine=dataclasses.replace(base.engine, **changes)))
+    return EnvState.from_bytes(dataclasses.replace(snap, parts=parts).to_bytes())
+
+
+def babyai_edits(engine: Any) -> dict[str, dict[str, Any]]:
+    """Named edits of a genuine BabyAI engine state (``BabyAIState``), each one a state no episode reaches."""
+    objects, (x, y, direction) = list(engine.objects), engine.agent
+    first = next(i for i, kind in enumerate(engine.kinds) if kind[0] != 4)  # a key, ball or box
+    other = objects[(first + 1) % len(objects)]
+    ox, oy = objects[first][:2]
+
+    def moved(entry: tuple[int, int, int, int]) -> tuple[tuple[int, int, int, int], ...]:
+        return tuple(entry if i == first else o for i, o in enumerate(objects))
+
+    return {
+        "grid size": {"size": (engine.size[0] + 1, engine.size[1])},
+        "one object short": {"objects": tuple(objects[:-1])},
+        "unknown object code": {"kinds": ((99, 0), *engine.kinds[1:])},
+        "another colour": {"kinds": ((engine.kinds[0][0], (engine.kinds[0][1] + 1) % 6), *engine.kinds[1:])},
+        "object outside the grid": {"objects": moved((engine.size[0] + 3, oy, 0, 0))},
+        "negative position": {"objects": moved((-5, oy, 0, 0))},
+        "object in a wall": {"objects": moved((0, 0, 0, 0))},
+        "two objects on a cell": {"objects": moved((other[0], other[1], 0, 0))},
+        "object under the agent": {"objects": moved((x, y, 0, 0))},
+        "unknown place": {"objects": moved((ox, oy, 7, 0))},
+        "carried, not marked": {"objects": moved((-1, -1, 1, 0))},
+        "carrying nothing placed": {"carrying": first},
+        "agent in a wall": {"agent": (0, 0, direction)},
+        "agent outside": {"agent": (x, 10**6, direction)},
+        "agent direction 4": {"agent": (x, y, 4)},
+        "agent on an object": {"agent": (ox, oy, direction)},
+        "negative step count": {"step_count": -1},
+        "float step count": {"step_count": 2.5},
+        "verifier shape": {"verifier": ()},
+        "verifier value": {"verifier": tuple(("won", memory[1]) for memory in engine.verifier)},
+        "tracked position outside": {"positions": tuple(((99, 99),) for _ in engine.positions)},
+        "plan of other commands": {"plan": ("fly",)},
+        "plan too long": {"plan": ("drop",) * 5_000},
+        "first plan negative": {"first_plan": -3},
+    }
 
 
 def _play(env: gym.Env, data: bytes) -> list[str]:

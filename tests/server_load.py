@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-__all__ = ["interpreters", "load", "main", "post", "start_server"]
+__all__ = ["interpreters", "load", "main", "post", "rss_mib", "start_server"]
 
 
 def start_server(max_sessions: int, *extra: str) -> tuple[subprocess.Popen[str], str]:
@@ -52,6 +52,14 @@ def post(url: str, body: bytes) -> tuple[int, str, Any]:
         return status, kind, json.loads(raw)
     except ValueError:
         return status, kind, None
+
+
+def rss_mib(pid: int) -> float:
+    """The resident memory of process ``pid``, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 def interpreters(pid: int) -> int:

@@ -157,6 +157,7 @@ class TestOfficialDataConformance(EnvConformance):
 
     pytestmark = pytest.mark.slow
     env_id: ClassVar[str] = "agentgym_budget/ALFWorld-v0"
+    keeping_action: ClassVar[str] = "help"  # ALFWorld's inventory marks the agent checked
 
     def make_env(self, **kwargs: Any) -> gym.Env:
         return gym.make(self.env_id, split="valid_seen", data_dir=str(data_dir()), **kwargs)

@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks import __main__ as runner
 from benchmarks import _harness
+from benchmarks import _headlines as headlines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +40,7 @@ def test_run_records_timing_machine_versions_and_rows(tmp_path, monkeypatch):
     assert record["timing"]["process_cpu_s"] > 0 and record["timing"]["wall_s"] > 0
     assert record["timing"]["thread_cpu_s"] <= record["timing"]["process_cpu_s"] + 1e-3
     assert record["machine"]["cores"] >= 1 and len(record["machine"]["load_after"]) == 3
-    assert record["versions"]["gymnasium"]
+    assert record["provenance"]["libraries"]["gymnasium"] and record["provenance"]["agentgym_budget"]["version"]
 
 
 def test_rows_written_by_hand_are_carried_and_flagged(tmp_path, monkeypatch):
@@ -60,20 +61,36 @@ def test_readme_regenerated_between_the_markers_only(tmp_path):
     assert runner.regenerate_readme(results, readme)
     text = readme.read_text()
     assert text.startswith("intro\n") and text.endswith(f"{runner.END}\nafter\n")
-    assert "| TextWorld step | ratio **1.01** | <= 1.05 |" in text and "| x\\|y | | | same |" in text
+    assert "| [TextWorld step](#bench-textworld-overhead-0) | **1.01** | <= 1.05 |" in text
+    assert "| [x\\|y](#bench-textworld-overhead-1) | | |" in text
     assert "old table" not in text
     assert not runner.regenerate_readme(results, readme)
 
 
 def test_a_measured_row_states_when_under_what_load_and_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHMARK_RESULTS_DIR", str(tmp_path))
-    _harness.start("textworld_overhead").finish({}, [["what", "ratio 1.0", "", "cmd"], ["more", "x", "", "same"]])
-    lines = runner.table(tmp_path).splitlines()
-    assert re.fullmatch(
-        r"\| what \| ratio 1\.0 \(\d{4}-\d\d-\d\d, load average [\d.]+ -> [\d.]+, CPU \d+ s of \d+ s wall\) \| \| cmd \|",
-        lines[2],
+    _harness.start("textworld_overhead").finish({}, [["what", "ratio **1.0**", "", "cmd"], ["more", "x", "", "same"]])
+    text = runner.table(tmp_path)
+    assert "| [what](#bench-textworld-overhead-0) | **1.0** | |" in text.splitlines()
+    assert re.search(
+        r"^\(bench-textworld-overhead-0\)=\n\*\*what\.\*\* what: ratio \*\*1\.0\*\*\. Measured \d{4}-\d\d-\d\d, "
+        r"load average [\d.]+ -> [\d.]+, CPU \d+ s of \d+ s wall\. Reproduce: cmd\.$",
+        text,
+        re.M,
     )
-    assert lines[3] == "| more | x | | same |"
+    assert "**more.** more: x. Measured" in text and text.endswith("Reproduce: cmd.")  # "same": the command above
+
+
+def test_the_committed_table_shows_one_number_per_result_cell():
+    """The headline of every row is one number with its unit; the rest of the row is below the table."""
+    rows = [line for line in runner.table(ROOT / "benchmarks" / "results").splitlines() if line.startswith("| [")]
+    assert len(rows) >= 30
+    for line in rows:
+        name, result, target = (cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:4])
+        assert len(headlines.numbers_in(result)) == 1 and len(result) <= 40, (
+            f"{name}: {result!r} is not one number: add a Headline to benchmarks/_headlines.py"
+        )
+        assert len(re.sub(r"\]\(#[\w-]+\)", "]", name)) <= 60 and len(target) <= 60, line
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ import pytest
 
 from agentgym_budget.errors import DataError
 from agentgym_budget.stats.claims import CLAIMS, ClaimSettings, decide_claims, outcome_cells
-from agentgym_budget.train.study_claims import claims_markdown
+from agentgym_budget.study.claims import claims_markdown
 
 BUDGETS = (2, 3, 5, 8, 10)
 SETTINGS = ClaimSettings(large_budget=8, small_budget=3, train_budgets=(3, 5, 8), resamples=400)

@@ -33,7 +33,7 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_passkt_defaults_are_the_main_job() -> None:
     args = build_parser().parse_args(["passkt"])
-    assert cmd_passkt.breadths(args) == DEFAULT_KS == (1, 2, 4, 8) and args.t == DEFAULT_BUDGETS
+    assert cmd_passkt.breadths(args) == DEFAULT_KS == (1, 2, 4, 8) and args.budgets == DEFAULT_BUDGETS
     assert cmd_passkt.breadths(build_parser().parse_args(["passkt", "--n", "4"])) == (1, 2, 4)  # K <= n by default
     assert (args.n, args.tasks, args.mode, args.workers, args.seed, args.show_budget) == (
         8,
@@ -190,7 +190,8 @@ def test_a_misspelt_env_argument_lists_the_valid_ones(
     assert main([*argv, *out]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: TextWorld-CoinCollector-v0 has no argument 'levle'. Did you mean 'level'?")
-    assert "Its arguments: level (default 5), split (default 'train')" in err and "Traceback" not in err
+    assert "Its arguments: level (default 5), progress (default 'plan'), split (default 'train')" in err
+    assert "Traceback" not in err
     assert not (tmp_path / "run").exists()
 
 
@@ -235,6 +236,46 @@ def test_an_unknown_flag_shows_the_subcommands_usage_and_the_closest_flag(capsys
     assert err.startswith("usage: agentgym-budget report") and "did you mean '--force'" in err
 
 
+BUDGET_LIST_COMMANDS = {
+    "passkt": [],
+    "report": ["runs/x"],
+    "recovery": [],
+    "train": ["--recipe", "budgetmix", "--out", "x"],
+    "study": ["--out", "x"],
+    "serve": ["WebShop-1k-v0"],
+    "export-dataset": ["WebShop-1k-v0", "--episodes", "2", "-o", "x.parquet"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(BUDGET_LIST_COMMANDS))
+def test_every_command_takes_its_budgets_as_budgets_or_t(command: str) -> None:
+    """One vocabulary: ``--budgets 10,20`` and ``--t 10,20`` are the same flag wherever a command takes budgets."""
+    parser = build_parser()
+    prefix = [command, *BUDGET_LIST_COMMANDS[command]]
+    assert parser.parse_args([*prefix, "--budgets", "10,20"]).budgets == (10, 20)
+    assert parser.parse_args([*prefix, "--t", "10,20"]).budgets == (10, 20)
+    [sub] = [a for a in parser._actions if a.dest == "command"]
+    assert "--budgets T,..., --t T,..." in sub.choices[command].format_help()
+
+
+def test_the_commands_without_a_budget_list_name_no_synonym() -> None:
+    commands = {name for name, _ in build_parser()._subparsers._group_actions[0].choices.items()}
+    for command in commands - set(BUDGET_LIST_COMMANDS):
+        help_text = build_parser()._subparsers._group_actions[0].choices[command].format_help()
+        assert "--t " not in help_text and "--budgets" not in help_text, command
+
+
+def test_a_flag_from_another_commands_vocabulary_gets_a_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, hint in (
+        (["passkt", "--eval-budgets", "3,9"], "did you mean '--budgets'"),
+        (["passkt", "--ks", "1,2"], "did you mean '--k'"),
+        (["recovery", "--eval-budgets", "3,9"], "did you mean '--budgets'"),
+    ):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert hint in capsys.readouterr().err, argv
+
+
 @pytest.mark.parametrize("command", ["passkt", "probe", "recovery", "report"])
 def test_too_few_bootstrap_resamples_are_refused_by_the_parser(
     command: str, capsys: pytest.CaptureFixture[str]
@@ -249,7 +290,7 @@ def test_too_few_bootstrap_resamples_are_refused_by_the_parser(
 def test_list_of_an_unknown_family_is_an_error_listing_the_families(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--family", "textworl", "--envs"]) == 2
     assert capsys.readouterr().err == (
-        "error: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, textworld, twx, webshop.\n"
+        "error: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, babyai, textworld, twx, webshop.\n"
     )
 
 

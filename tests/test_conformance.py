@@ -26,6 +26,22 @@ SPECIAL_KWARGS: dict[str, Any] = {
 }
 
 
+KEEPING_ACTIONS = {"alfworld": "help"}
+"""An action that keeps the engine state, per family whose ``inventory`` does not (ALFWorld marks the agent checked)."""
+
+ROOMLESS = frozenset(
+    f"agentgym_budget/TWX-{game}-v0" for game in ("Arithmetic", "PeckingOrder", "SimonSays", "Sorting")
+)
+"""Ids whose world offers no round trip (one room, nothing to undo) to check ``state_digest`` with."""
+
+
+GAMES_SHARING_OBJECTS = {
+    "agentgym_budget/TWX-Sorting-v0": "a known bug: two TWX Sorting games of one seed in one JVM share objects "
+    "(a fork's room loses what another game of the seed holds), so forks of a Sorting state disagree",
+}
+"""Ids whose forks are known to interfere (the digest check catches it; strict xfail: it fails when fixed)."""
+
+
 class _RegisteredIdConformance(EnvConformance):
     env_id: ClassVar[str] = ""
 
@@ -48,12 +64,14 @@ QUICK_LOOP_IDS = frozenset(
         "agentgym_budget/ALFWorld-v0",
         "agentgym_budget/WebShop-v0",
         "agentgym_budget/TWX-CoinCollector-v0",
+        "agentgym_budget/BabyAI-GoToLocal-v0",
     }
 )
 """One id per family that keeps every conformance check in the quick loop (``-m "not slow"``)."""
 
 CHECKS_THAT_PLAY = (
     "test_fuzz_actions",
+    "test_state_digest",
     "test_nasty_actions_are_normal_turns",
     "test_replay_snapshot_equals_replay",
     "test_same_seed_same_trajectory",
@@ -81,9 +99,14 @@ def _slow_checks(env_id: str) -> tuple[str, ...]:
 
 
 for _env_id in agentgym_budget.registered_ids():
-    _namespace: dict[str, Any] = {"env_id": _env_id}
+    _namespace: dict[str, Any] = {"env_id": _env_id, "round_trip_required": _env_id not in ROOMLESS}
+    _namespace["keeping_action"] = KEEPING_ACTIONS.get(agentgym_budget.env_info(_env_id).family, "inventory")
     for _check in _slow_checks(_env_id):
         _namespace[_check] = _slow_copy(getattr(EnvConformance, _check))
+    if _env_id in GAMES_SHARING_OBJECTS:
+        _namespace["test_state_digest"] = pytest.mark.xfail(strict=True, reason=GAMES_SHARING_OBJECTS[_env_id])(
+            _slow_copy(EnvConformance.test_state_digest)
+        )
     globals()[_class_name(_env_id)] = type(_class_name(_env_id), (_RegisteredIdConformance,), _namespace)
 
 

@@ -130,6 +130,28 @@ def test_gymnasium_wrapper_part_holds_only_its_own_fields(coin, edit):
     assert _replays(env, genuine, expected)
 
 
+def test_a_passive_env_checker_part_without_its_kept_data_is_refused():
+    """Found by ``python -m tests.snapshot_fuzz babyai 1000``: ``checked_step=False`` beside no kept data made the
+    next step raise gymnasium's ``TypeError`` (every family: a WebShop stack here)."""
+    env = StateSnapshot(TurnBudget(gym.make("agentgym_budget/WebShop-1k-v0"), max_turns=10))
+    env.reset(seed=0)
+    env.step("search[shoes]")
+    env.step("search[shoes]")
+    genuine = env.snapshot().to_bytes()
+    parts = EnvState.from_bytes(genuine).parts
+    index = next(i for i, part in enumerate(parts) if isinstance(part, dict) and "checked_step" in part)
+    for flags in (
+        {"checked_step": False},
+        {"checked_data_reuse": False},
+        {"checked_step": False, "checked_data_reuse": False},
+    ):
+        forged = forge_part(genuine, index, lambda part, flags=flags: {**part, **flags})
+        with pytest.raises(SnapshotMismatchError, match="PassiveEnvChecker field _previous_data is None"):
+            env.restore(forged)
+    env.restore(EnvState.from_bytes(genuine))
+    assert env.step("search[socks]")[4]["turn"] == 3
+
+
 def test_a_refused_restore_leaves_the_whole_stack_as_it_was(coin):
     env, genuine, _ = coin
     env.restore(EnvState.from_bytes(genuine))

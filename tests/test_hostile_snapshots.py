@@ -18,7 +18,7 @@ from agentgym_budget.errors import SnapshotMismatchError
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.interpreter import InterpreterLease
 from agentgym_budget.tasks.textworld.zstate import StoryLayout, check_zstate
-from tests.hostile_helpers import ZSTATE_EDITS
+from tests.hostile_helpers import ZSTATE_EDITS, babyai_edits, forge_babyai
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,3 +90,27 @@ def test_a_looping_child_list_is_refused(lease):
     ram[offsets[6 + 2 : 6 + 4]] = (0, 2)  # object 2's next sibling: object 2 itself
     with pytest.raises(SnapshotMismatchError, match="appears twice in the object tree's child lists"):
         check_zstate((ram, *state[1:]), layout)
+
+
+@pytest.mark.parametrize("level", ["PutNextLocal", "UnlockLocal"])
+def test_every_crafted_babyai_state_is_refused_and_the_env_stays_usable(level):
+    """Wrong sizes, out-of-grid positions, unknown object codes, ...: each refused by name, nothing applied."""
+    pytest.importorskip("minigrid")
+    import gymnasium as gym
+
+    from agentgym_budget.snapshots.state import EnvState
+    from agentgym_budget.wrappers import StateSnapshot, TurnBudget
+
+    env = StateSnapshot(TurnBudget(gym.make(f"agentgym_budget/BabyAI-{level}-v0", progress="sparse"), max_turns=50))
+    env.reset(seed=5)
+    env.step("turn left")
+    data = env.snapshot().to_bytes()
+    expected = [env.step(command)[0] for command in ("go forward", "pick up", "turn right")]
+    edits = babyai_edits(EnvState.from_bytes(data).parts[-1].engine)
+    for name, changes in edits.items():
+        with pytest.raises(SnapshotMismatchError, match="Malformed snapshot"):
+            env.restore(forge_babyai(data, **changes))
+            pytest.fail(f"the forged state {name!r} was restored")
+    assert len(edits) == 24
+    env.restore(EnvState.from_bytes(data))
+    assert [env.step(command)[0] for command in ("go forward", "pick up", "turn right")] == expected

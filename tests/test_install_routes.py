@@ -189,7 +189,8 @@ def test_verl_loads_the_agent_loop_through_its_plugin_entry_point():
     assert module == "agentgym_budget.integrations.verl_plugin"
     assert importlib.util.find_spec(module) is not None
     from agentgym_budget.errors import InvalidOptionError
-    from agentgym_budget.integrations.verl import check_loop_arguments
+    from agentgym_budget.integrations.verl_data import entry_defaults
 
-    with pytest.raises(InvalidOptionError, match="'max_turns' in the agentgym_budget agent-loop entry is ignored"):
-        check_loop_arguments({"tokenizer": None, "max_turns": 12})
+    assert entry_defaults({"tokenizer": None, "max_turns": 12}) == ({"max_turns": 12}, {"tokenizer": None})
+    with pytest.raises(InvalidOptionError, match="'max_turn' in the agentgym_budget agent-loop entry\\. Did you mean"):
+        entry_defaults({"tokenizer": None, "max_turn": 12})

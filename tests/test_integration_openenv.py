@@ -167,6 +167,8 @@ def test_serve_refuses_bad_settings_before_serving(capsys):
     assert "Did you mean 'agentgym_budget/WebShop-1k-v0'" in capsys.readouterr().err
     assert main(["serve", "WebShop-1k-v0", "--reward", "process", "--process-reward", "gama=1", "--port", "0"]) == 2
     assert "Did you mean 'gamma'" in capsys.readouterr().err
+    assert main(["serve", "WebShop-1k-v0", "--budgets", "10,60", "--max-budget", "50", "--port", "0"]) == 2
+    assert "max_budget 50 is below the budget the config serves (60)" in capsys.readouterr().err
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         assert main(["serve", "WebShop-1k-v0", "--port", str(port)]) == 2

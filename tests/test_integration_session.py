@@ -223,3 +223,64 @@ def test_missing_library_names_the_extra(monkeypatch):
         skyrl.register_skyrl_env()
     with pytest.raises(MissingDependencyError, match=r"Python >= 3\.99"):
         require("surely_missing_module", extra="trl", feature="X", min_python=(3, 99))
+
+
+def test_a_session_refuses_budgets_past_its_max_budget():
+    session = EpisodeSession(COIN, max_budget=20)
+    try:
+        assert session.reset(seed=3, max_turns=20).max_turns == 20
+        with pytest.raises(InvalidBudgetError, match=r"'max_turns' is 9,223,372,036,854,775,807.*at most 20 turns"):
+            session.reset(seed=3, max_turns=2**63 - 1)
+        assert session.last.max_turns == 20 and session.step("look").turn == 1  # the running episode goes on
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize(
+    ("limits", "error", "match"),
+    [
+        ({"max_budget": 3}, InvalidBudgetError, r"max_budget 3 is below the budget the config serves \(4\)"),
+        ({"max_budget": 0}, InvalidBudgetError, "for max_budget"),
+        ({"max_history_bytes": 0}, InvalidOptionError, "max_history_bytes must be a positive integer, got 0"),
+        ({"max_history_bytes": True}, InvalidOptionError, "max_history_bytes must be a positive integer"),
+    ],
+)
+def test_bad_session_limits_are_refused_before_any_env_is_built(limits, error, match):
+    with pytest.raises(error, match=match):
+        SessionPool(COIN, **limits)
+
+
+def test_the_history_limit_refuses_a_command_that_would_pass_it_and_spends_no_turn():
+    long_command = "x" * 1000  # an unknown word: the game answers, the turn is spent
+    limit = 2 * sys.getsizeof(long_command) + 100
+    session = EpisodeSession(COIN, max_history_bytes=limit)
+    try:
+        session.reset(seed=3)
+        assert [session.step(long_command).turn for _ in range(2)] == [1, 2]
+        with pytest.raises(InvalidActionError, match=r"would pass the limit of 2,\d{3} bytes an episode.*No turn"):
+            session.step(long_command)
+        assert session.last.turn == 2 and session.history_bytes == 2 * sys.getsizeof(long_command)
+        assert session.step("look").turn == 3  # a command that fits is played
+        assert session.record()["commands"] == [long_command, long_command, "look"]  # kept whole
+        session.reset(seed=3)
+        assert session.history_bytes == 0 and session.step(long_command).turn == 1  # a reset starts afresh
+    finally:
+        session.close()
+
+
+def test_a_released_session_drops_the_envs_record_of_the_episode_at_once():
+    pool = SessionPool(COIN, max_idle=1)
+    try:
+        session = pool.acquire()
+        session.reset(seed=3)
+        session.step("x" * 1000)
+        base = session.env.unwrapped
+        assert len(base.get_state().actions) == 1
+        pool.release(session)
+        with pytest.raises(EpisodeOverError):
+            base.get_state()  # the env holds no episode (its commands are gone), not only the session
+        with pytest.raises(EpisodeOverError, match="call reset"):
+            base.step("look")
+        assert pool.acquire() is session and session.reset(seed=3).turn == 0  # and is reused as before
+    finally:
+        pool.close()

@@ -21,7 +21,7 @@ if os.environ.get("AGENTGYM_REQUIRE_VERL") != "1":
 from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, DictConfigWrap, _agent_loop_registry
 
-from agentgym_budget.errors import InvalidOptionError
+from agentgym_budget.errors import InvalidOptionError, UnknownEnvIdError
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.verl import AGENT_LOOP_CONFIG, AGENT_NAME, BudgetAgentLoop, register_agent_loop
 from agentgym_budget.integrations.verl_data import verl_rows
@@ -176,16 +176,68 @@ def test_a_process_that_imports_only_verl_has_the_loop_from_the_entry_point() ->
     assert _fresh(f"import agentgym_budget.integrations.verl; {REGISTRY}", VERL_USE_EXTERNAL_PLUGINS="none") == loop
 
 
-def test_a_row_field_in_the_loops_yaml_entry_is_refused(tokenizer: Any) -> None:
+def test_the_loops_yaml_entry_refuses_near_misses_and_per_episode_fields(tokenizer: Any) -> None:
     config = OmegaConf.create({"actor_rollout_ref": {"rollout": {"response_length": 64}}, "data": {}})
 
     async def build(**entry: Any) -> Any:
         return BudgetAgentLoop(trainer_config=DictConfigWrap(config), server_manager=None, tokenizer=tokenizer,
                                processor=None, dataset_cls=None, data_config=DictConfigWrap(config.data), **entry)  # fmt: skip
 
-    for entry, message in [({"max_turns": 12}, "It is a row field"), ({"env_idd": "x"}, "Did you mean 'env_id'")]:
-        with pytest.raises(InvalidOptionError, match=message):
+    assert asyncio.run(build(max_turns=12, name=AGENT_NAME)).session_defaults == {"max_turns": 12}
+    for entry, message in [
+        ({"env_idd": "x"}, "Did you mean 'env_id'"),
+        ({"max_turn": 12}, "Did you mean 'max_turns'"),
+        ({"seed": 3}, "names one episode"),
+        ({"env_id": "TextWorld-CoinColector-v0"}, "Did you mean"),  # checked when the job starts
+    ]:
+        with pytest.raises(Exception, match=message) as raised:
             asyncio.run(build(**entry))
+        assert isinstance(raised.value, InvalidOptionError | UnknownEnvIdError)
+
+
+@pytest.mark.slow
+def test_the_loops_yaml_entry_sets_job_wide_defaults_through_verls_agent_loop_worker(
+    tokenizer: Any, tmp_path: Any
+) -> None:
+    """``max_turns: 12`` and the env in the YAML entry: 12-turn episodes for rows without a budget, the row's own
+    budget where it has one (verl's AgentLoopWorker builds the loop from the entry, as in a Ray actor)."""
+    import numpy as np
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.protocol import DataProto
+
+    entry = tmp_path / "agent_loops.yaml"
+    entry.write_text(
+        f"- name: {AGENT_NAME}\n  _target_: agentgym_budget.integrations.verl.BudgetAgentLoop\n"
+        "  max_turns: 12\n  env_id: TextWorld-CoinCollector-v0\n  env_kwargs: {level: 5}\n"
+    )
+    overrides = [f"actor_rollout_ref.rollout.agent.agent_loop_config_path={entry}", "data.max_prompt_length=512"]
+    config = trainer_config(tokenizer, str(tmp_path / "model"), [*overrides, "data.max_response_length=4096"])
+    extra_info = [{"seed": 0, "index": 0}, {"seed": 1, "index": 1}, {"seed": 2, "index": 2, "max_turns": 3}]
+    batch = DataProto.from_dict(
+        non_tensors={
+            "raw_prompt": np.array([None, *[PROMPT] * 3], dtype=object)[1:],
+            "extra_info": np.array(extra_info, dtype=object),
+            "agent_name": np.array([AGENT_NAME] * 3, dtype=object),
+            "index": np.array([0, 1, 2]),
+        },
+        meta_info={"validate": False, "global_steps": 1},
+    )
+    server = ScriptedServer(tokenizer, ["Action: wait"], repeat=True)
+    registered = _agent_loop_registry.pop(AGENT_NAME, None)  # as in a fresh Ray actor: only the YAML names it
+    try:
+
+        async def generate() -> Any:
+            return await AgentLoopWorker(config, server).generate_sequences(batch)
+
+        out = asyncio.run(generate())
+    finally:
+        _agent_loop_registry[AGENT_NAME] = registered or {
+            "_target_": "agentgym_budget.integrations.verl.BudgetAgentLoop"
+        }
+    extra = out.non_tensor_batch
+    assert list(extra["budget"]) == list(extra["env_turns"]) == [12, 12, 3]
+    assert all(extra["truncated"]) and not any(extra["cut_by_length"])
+    assert len(set(extra["task_id"])) > 1  # the seeds pick the tasks of the entry's env
 
 
 def test_bad_rows_raise_typed_errors(tokenizer: Any) -> None:

@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("eval",),
     ("integrations",),
     ("train",),
+    ("study",),
     ("cli", "__main__", "demo"),
 )
 """Rooms from the bottom up: a room may import its own layer's rooms and the layers below it."""

@@ -43,6 +43,19 @@ def test_two_agents_with_the_same_curves_stay_visible_and_the_legend_says_so(fig
     assert legend == ["a", "b (same as a)"]
 
 
+def test_multi_panel_figures_keep_at_most_two_or_three_panels_a_row() -> None:
+    """A figure shown at a page's width (about 740 px) stays legible: no row of four panels of 4 inches."""
+    records = [
+        {"agent": "a", "env_id": "e", "task_id": f"t{t}", "sample": s, "budget": budget, "mode": "independent",
+         "won": (s + t) % 2 == 0, "turns": 5}
+        for t in range(2) for s in range(8) for budget in (5, 10, 15, 20, 30)
+    ]  # fmt: skip
+    grids = summarize(records, ks=[1, 2, 4, 8], budgets=[5, 10, 15, 20, 30], resamples=100).grids
+    for figure, columns in ((success_vs_budget_figure(grids), 2), (passk_vs_k_figure(grids), 3)):
+        lefts = {round(axis.get_subplotspec().colspan.start) for axis in figure.axes if axis.get_visible()}
+        assert len(lefts) == columns and figure.get_figwidth() <= 4.5 * columns
+
+
 def test_different_curves_get_no_same_as_note() -> None:
     figure = passk_vs_k_figure(_grids(wins_b=2))
     assert [text.get_text() for text in figure.legends[0].get_texts()] == ["a", "b"]
@@ -122,7 +135,7 @@ def _saved_layouts(summary, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
             layouts[stem] = {
                 "legend": [legend.get_window_extent(event.renderer) for legend in figure.legends],
                 "caption": [text.get_window_extent(event.renderer) for text in texts],
-                "axes": [axis.get_tightbbox(event.renderer) for axis in figure.axes],
+                "axes": [axis.get_tightbbox(event.renderer) for axis in figure.axes if axis.get_visible()],
                 "text": " ".join(str(text.get_text()) for text in texts),
             }
 

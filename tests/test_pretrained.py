@@ -77,7 +77,7 @@ def test_the_smollm2_study_preset_routes_every_stage_through_smollm2():
     from pathlib import Path
 
     from agentgym_budget.cli.cmd_study import add_arguments, build_study
-    from agentgym_budget.train.study_presets import PRESETS, preset_settings
+    from agentgym_budget.study.presets import PRESETS, preset_settings
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

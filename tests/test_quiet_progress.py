@@ -74,7 +74,7 @@ def test_the_libraries_deprecations_to_each_other_are_hidden_with_the_bars_on_to
         warnings.simplefilter("always")
         with quiet_progress(quiet=False):
             warnings.warn_explicit("old", FutureWarning, "modeling_utils.py", 1, module="transformers.modeling_utils")
-            warnings.warn_explicit("ours", FutureWarning, "study.py", 1, module="agentgym_budget.train.study")
+            warnings.warn_explicit("ours", FutureWarning, "study.py", 1, module="agentgym_budget.study.run")
     assert [str(warning.message) for warning in caught] == ["ours"]
 
 

@@ -27,7 +27,7 @@ def _code_block_after(marker: str) -> list[str]:
 
 
 def test_readme_quotes_the_step_before_reset_error_of_gym_make() -> None:
-    row = next(line for line in README.splitlines() if line.startswith("| `step(action)` |"))
+    row = next(line for line in README.splitlines() if line.startswith("- **`step(action)`**:"))
     (quoted,) = re.findall(r'"(Cannot call [^"]+)"', row)
     env = gym.make("agentgym_budget/TextWorld-CoinCollector-v0", level=3)
     try:
@@ -38,7 +38,7 @@ def test_readme_quotes_the_step_before_reset_error_of_gym_make() -> None:
             env.unwrapped.step("look")
     finally:
         env.close()
-    assert "raises `EpisodeOverError`" in row and issubclass(EpisodeOverError, gym.error.ResetNeeded)
+    assert "raises {py:obj}`.EpisodeOverError`" in row and issubclass(EpisodeOverError, gym.error.ResetNeeded)
 
 
 @pytest.mark.slow
@@ -79,26 +79,27 @@ def test_the_main_jobs_printed_output_and_figures_come_from_its_run(tmp_path: Pa
 def test_the_readme_quotes_the_main_jobs_timings_from_one_table() -> None:
     readme = (ROOT / "README.md").read_text()
     quick_start = readme[readme.index("It measures Pass@(K,T)") : readme.index("![Pass@(K,T) difference")]
-    table = (ROOT / "docs" / "getting-started.md").read_text()
-    table = table[table.index('id="main-job-timings"') :]
+    table = (ROOT / "docs" / "results" / "log.md").read_text()
+    table = table[table.index("## Main job timings") :]
     rows = [
         [cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| 20")
     ]
     walls = {row[3] for row in rows}
     quoted = re.findall(r"(\d+ s) wall", quick_start)
-    assert quoted and set(quoted) <= walls, f"README quotes {quoted}; docs/getting-started.md measured {sorted(walls)}"
+    assert quoted and set(quoted) <= walls, f"README quotes {quoted}; docs/results/log.md measured {sorted(walls)}"
     assert "(126 s of CPU time" in quick_start and any(row[3:] == ["90 s", "126 s"] for row in rows)
 
 
 def test_the_readme_verdicts_are_those_of_the_committed_default_study() -> None:
-    from agentgym_budget.train.study_claims import verdict_lines
+    from agentgym_budget.study.claims import verdict_lines
 
     study = json.loads((ROOT / "docs" / "results" / "study.json").read_text())
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("<!-- verdicts of docs/results/study.json -->\n", 1)[1].split("\n\n", 1)[0]
-    assert table.splitlines() == verdict_lines(study["claims"]), (
-        "README's verdict table differs from docs/results/study.json: paste\n"
-        "python -c 'import json; from agentgym_budget.train.study_claims import verdict_lines; "
-        'print(*verdict_lines(json.load(open("docs/results/study.json"))["claims"]), sep="\\n")\''
-    )
+    for page in (ROOT / "README.md", ROOT / "docs" / "study.md"):
+        text = page.read_text()
+        table = text.split("<!-- verdicts of docs/results/study.json -->\n", 1)[1].split("\n\n", 1)[0]
+        assert table.splitlines() == verdict_lines(study["claims"]), (
+            f"{page.name}'s verdict table differs from docs/results/study.json: paste\n"
+            "python -c 'import json; from agentgym_budget.study.claims import verdict_lines; "
+            'print(*verdict_lines(json.load(open("docs/results/study.json"))["claims"]), sep="\\n")\''
+        )
     assert study["config"]["train"]["model"] == "smollm2-135m" and study["config"]["eval_tasks"] >= 32

@@ -76,6 +76,22 @@ def test_unknown_id_suggests_the_closest():
         agentgym_budget.make("TextWorld-Cookng-v0")
     assert "Did you mean 'agentgym_budget/TextWorld-Cooking-v0'" in str(err.value)
     assert isinstance(err.value, gym.error.Error)
+    assert str(len(IDS)) in str(err.value) and "agentgym-budget list --envs" in str(err.value)
+    assert "TextWorld-CoinCollector-v0" not in str(err.value), "the whole list belongs to `list`, not the error"
+
+
+def test_no_id_is_registered_outside_the_package_namespace():
+    """Short ids work through agentgym_budget.make; gym.make's root namespace is left alone (docs/envs/index.md)."""
+    specs = list(gym.registry.values())
+    assert any(spec.namespace == "agentgym_budget" for spec in specs)
+    elsewhere = [
+        s.id for s in specs if s.namespace != "agentgym_budget" and str(s.entry_point).startswith("agentgym_budget")
+    ]
+    assert not elsewhere, (
+        f"registered outside the package's namespace: {elsewhere}"
+    )  # (minigrid's own BabyAI ids are its)
+    with pytest.raises(gym.error.NameNotFound):
+        gym.make("TextWorld-Cooking-v0")
 
 
 @pytest.mark.slow

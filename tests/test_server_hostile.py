@@ -1,8 +1,9 @@
-"""Hostile requests to the server (issue 38): slow bodies at capacity, non-strict JSON, binary and deep frames, memory.
+"""Hostile requests to the server (issue 38): slow bodies at capacity, non-strict JSON, binary and deep frames.
 
 Each case is one of the reported breaks: before the fix a slow-body ``POST /reset`` was admitted past
 ``--max-sessions``, ``NaN``/``1e400``/lone surrogates answered 500 in plain text, and a binary, deeply
-nested or huge-integer WebSocket frame closed the connection (the session lost).
+nested or huge-integer WebSocket frame closed the connection (the session lost). Large actions and memory:
+``tests/test_server_deadlines.py``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ import json
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("openenv")
-import websockets.sync.client
 from starlette.testclient import TestClient
 
 from agentgym_budget.integrations.openenv import create_app
@@ -144,38 +143,6 @@ def test_capacity_is_taken_before_a_slow_body_is_read():
             thread.join(timeout=120)
         assert sorted(results) == [200] + [503] * 7, results
         assert post(url + "/reset", b'{"seed": 1}')[0] == 200
-    finally:
-        process.kill()
-        process.wait()
-
-
-def _rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
-def test_large_actions_leave_no_memory_behind():
-    """100 distinct 65,536-character actions (256 KiB each in UTF-8) over a WebSocket: RSS was +148 MiB for good."""
-    process, url = start_server(2)
-    try:
-        with websockets.sync.client.connect(url.replace("http", "ws", 1) + "/ws", max_size=None) as ws:
-            ws.send(_RESET)
-            ws.recv(timeout=60)
-            baseline = _rss_mib(process.pid)
-            action = "\U0001f600" * 65_532
-            for i in range(100):
-                ws.send(json.dumps({"type": "step", "data": {"command": f"{i:04d}{action}"}}))
-                reply = json.loads(ws.recv(timeout=60))
-                if reply["data"].get("done"):
-                    ws.send(_RESET)
-                    ws.recv(timeout=60)
-        with websockets.sync.client.connect(url.replace("http", "ws", 1) + "/ws") as ws:
-            ws.send(_RESET)
-            ws.recv(timeout=60)
-            grown = _rss_mib(process.pid) - baseline
-        assert grown < 24, f"the server kept {grown:.0f} MiB after 100 large actions"
     finally:
         process.kill()
         process.wait()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -116,16 +117,29 @@ def test_a_real_server_holds_max_sessions_under_32_concurrent_http_resets():
     assert figures["oversized"]["status"] == 413, figures
 
 
-def test_serve_flags_set_the_message_size_and_idle_timeout():
-    process, url = start_server(2, "--max-message-bytes", "4096", "--idle-timeout", "0.5")
+def test_serve_flags_set_the_limits():
+    flags = ("--max-message-bytes", "4096", "--idle-timeout", "0.5", "--read-timeout", "0.5")
+    process, url = start_server(2, *flags, "--max-budget", "40", "--max-history-bytes", "2048")
     try:
         status, _, body = post(url + "/reset", json.dumps({"seed": 0, "task": "x" * 5000}).encode())
         assert status == 413 and "4,096 bytes" in body["message"], body
         assert post(url + "/reset", json.dumps({"seed": 0}).encode())[0] == 200
+        status, _, body = post(url + "/reset", json.dumps({"seed": 0, "max_turns": 41}).encode())
+        assert status == 400 and "at most 40 turns" in body["message"], body
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as stalled:
+            stalled.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{")
+            assert stalled.recv(100).startswith(b"HTTP/1.1 408 ")
         with websockets.sync.client.connect(url.replace("http", "ws", 1) + "/ws") as ws:
             started = time.monotonic()
             reply = json.loads(ws.recv(timeout=30))
             assert reply["data"]["code"] == "IDLE_TIMEOUT" and time.monotonic() - started < 10, reply
+        with websockets.sync.client.connect(url.replace("http", "ws", 1) + "/ws") as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+            ws.recv(timeout=30)
+            ws.send(json.dumps({"type": "step", "data": {"command": "x" * 2000}}))  # 2,049 bytes as stored
+            reply = json.loads(ws.recv(timeout=30))
+            assert "the limit of 2,048 bytes an episode" in reply["data"]["message"], reply
     finally:
         process.kill()
         process.wait()
@@ -138,6 +152,8 @@ def test_serve_flags_set_the_message_size_and_idle_timeout():
         ("--idle-timeout", "nan", "expected a positive number of seconds like 600 or 0.5, got 'nan'"),
         ("--max-message-bytes", "10", "expected a whole number of bytes from 1024 to 16777216 (16 MiB), got '10'"),
         ("--max-message-bytes", "1MiB", "expected a whole number of bytes from 1024 to 16777216 (16 MiB), got '1MiB'"),
+        ("--read-timeout", "-1", "expected a positive number of seconds like 600 or 0.5, got '-1'"),
+        ("--max-history-bytes", "10", "expected a whole number of bytes from 1024 to 1073741824 (1 GiB), got '10'"),
     ],
 )
 def test_serve_flags_are_validated_with_what_was_given_and_expected(flag, value, expected):

@@ -32,14 +32,14 @@ def _fuzz(family: str, *args: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["textworld", "alfworld", "webshop"])
+@pytest.mark.parametrize("family", ["textworld", "alfworld", "webshop", "babyai"])
 def test_fuzzed_snapshots_restore_or_raise_typed_errors(family):
     counts = _fuzz(family, "30")
     assert counts["refused"] > 0, counts  # the fuzzer reached fields the env checks
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["textworld", "alfworld", "webshop"])
+@pytest.mark.parametrize("family", ["textworld", "alfworld", "webshop", "babyai"])
 def test_every_field_of_every_part_forged_restores_or_is_refused_and_then_steps(family):
     """Each field of each part (wrappers' and the base env's, one level into its engine record) is forged twice,
     restored, stepped, and followed by the genuine snapshot's replay (issue 38)."""

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Py
 
 
 def small_study(**changes):
-    from agentgym_budget.train.study import StudyConfig
+    from agentgym_budget.study.run import StudyConfig
 
     settings = dict(
         train_budget=3,
@@ -29,7 +29,8 @@ def small_study(**changes):
         workers=1,
         train=tiny_config("sft"),
     )
-    return StudyConfig(*COIN, **(settings | changes))
+    env_id, env_kwargs = COIN
+    return StudyConfig(env_id, changes.pop("env_kwargs", env_kwargs), **(settings | changes))
 
 
 def test_study_settings_are_checked():
@@ -41,15 +42,16 @@ def test_study_settings_are_checked():
     assert study.recipe("fixed", "sft/final").init == "sft/final" and study.recipe("fixed").budget == 3
     assert study.recipe("budgetmix").budgets == (2, 3) and study.recipe("sft").budget == 3
     assert study.recipe("curriculum").budget_stages == (2, 3)
-    with pytest.raises(InvalidOptionError, match="progress stays 0 until the episode is won"):
-        small_study(arms=("fixed", "budgetmix_turn", "budgetmix_process"))
+    with pytest.raises(InvalidOptionError, match="progress that stays 0 until the episode is won"):
+        small_study(env_kwargs="level=1,progress=score", arms=("fixed", "budgetmix_turn", "budgetmix_process"))
+    assert small_study(arms=("fixed", "budgetmix_process")).arms == ("fixed", "budgetmix_process")  # "plan" moves
     with pytest.raises(InvalidOptionError, match=r"Unknown study arm\(s\) \['curriculm'\]. Did you mean 'curriculum'"):
         small_study(arms=("fixed", "curriculm"))
     assert "workers" not in study.to_json()  # processes change no result: a resume may use others
 
 
 def test_a_moved_study_renames_its_agents_in_the_evaluation_logs(tmp_path):
-    from agentgym_budget.train.study_eval import relocate_logs
+    from agentgym_budget.study.evaluation import relocate_logs
 
     agents = {name: f"hf:{tmp_path / 'new' / name / 'final'}" for name in ("sft", "fixed@1")}
     logged = [
@@ -75,7 +77,7 @@ def test_a_moved_study_renames_its_agents_in_the_evaluation_logs(tmp_path):
 
 
 def test_the_process_arms_train_budgetmix_with_turn_credit_with_and_without_the_process_reward():
-    from agentgym_budget.train.study import StudyConfig
+    from agentgym_budget.study.run import StudyConfig
 
     arms = ("fixed", "budgetmix_turn", "budgetmix_process")
     study = StudyConfig("TextWorld-Cooking-v0", "difficulty=1", arms=arms)
@@ -88,7 +90,7 @@ def test_the_process_arms_train_budgetmix_with_turn_credit_with_and_without_the_
 @pytest.mark.slow
 def test_study_trains_its_arms_and_evaluates_them_on_test_tasks(tmp_path, capfd):
     pytest.importorskip("trl")
-    from agentgym_budget.train.study import run_study
+    from agentgym_budget.study.run import run_study
 
     study = run_study(small_study(), tmp_path, progress=False)
     printed = capfd.readouterr()
@@ -190,7 +192,7 @@ def _check_turns(study, study_dir, text):
 
 
 def test_turn_quality_compares_each_first_action_with_the_solvers_first_command(tmp_path):
-    from agentgym_budget.train.study_eval import expert_first_moves, turn_quality
+    from agentgym_budget.study.evaluation import expert_first_moves, turn_quality
 
     held_out = EnvRef.parse(*COIN, "test")
     tasks = list(held_out.task_ids()[:2])
@@ -213,7 +215,7 @@ def _stage(tmp_path, machine, start: float, end: float, seconds: float, records:
     """A stage that runs ``seconds`` under load ``start`` (``end`` when it ends) and logs ``records`` records."""
     import time
 
-    from agentgym_budget.train import study
+    from agentgym_budget.study import run
 
     def work() -> None:
         machine["load"] = start
@@ -224,14 +226,14 @@ def _stage(tmp_path, machine, start: float, end: float, seconds: float, records:
         machine["load"] = end
 
     machine["load"] = start
-    study._timed(tmp_path, "sft", work)
+    run._timed(tmp_path, "sft", work)
 
 
 def test_a_resume_that_finds_a_stage_done_adds_no_time_and_keeps_the_loads_it_ran_under(tmp_path, monkeypatch):
-    from agentgym_budget.train import study
+    from agentgym_budget.study import run
 
     machine = {"load": 0.0}
-    monkeypatch.setattr(study.os, "getloadavg", lambda: (machine["load"], 0.0, 0.0))
+    monkeypatch.setattr(run.os, "getloadavg", lambda: (machine["load"], 0.0, 0.0))
     _stage(tmp_path, machine, 3.0, 4.0, 0.2)
     first = json.loads((tmp_path / "timing.json").read_text())["sft"]
     _stage(tmp_path, machine, 0.5, 0.6, 0.3, records=0)  # the resume: the stage is done, nothing logged
@@ -251,7 +253,7 @@ def test_a_stage_stopped_midway_keeps_its_time(tmp_path, stop):
     import signal
     import time
 
-    from agentgym_budget.train import study
+    from agentgym_budget.study import run
 
     cli_main = importlib.import_module("agentgym_budget.cli.main")  # the package's `main` is the function
 
@@ -266,9 +268,9 @@ def test_a_stage_stopped_midway_keeps_its_time(tmp_path, stop):
     previous = signal.signal(signal.SIGTERM, cli_main._raise_terminated)
     try:
         with pytest.raises(KeyboardInterrupt):
-            study._timed(tmp_path, "passkt", work)
+            run._timed(tmp_path, "passkt", work)
         with pytest.raises(KeyboardInterrupt):
-            study._timed(tmp_path, "passkt", work)
+            run._timed(tmp_path, "passkt", work)
     finally:
         signal.signal(signal.SIGTERM, previous)
     entry = json.loads((tmp_path / "timing.json").read_text())["passkt"]
@@ -282,7 +284,7 @@ def test_the_smoke_preset_runs_the_whole_study_from_the_command_line(tmp_path):
     pytest.importorskip("trl")
     import subprocess
 
-    from agentgym_budget.train.study_presets import preset_settings
+    from agentgym_budget.study.presets import preset_settings
 
     out = tmp_path / "smoke"
     command = [sys.executable, "-m", "agentgym_budget.cli", "study", "--preset", "smoke", "--out", str(out)]

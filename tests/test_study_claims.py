@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.train.study_claims import claim_records, claims_markdown, study_claims
+from agentgym_budget.study.claims import claim_records, claims_markdown, study_claims
 
 AGENTS = {"sft": "hf:runs/sft/final", "fixed": "hf:runs/fixed/final"}
 
@@ -71,8 +71,8 @@ def test_runs_named_with_an_index_are_training_seeds_of_their_recipe(tmp_path):
 
 @pytest.mark.slow  # imports the training stack
 def test_study_trains_each_rl_recipe_once_per_training_seed():
-    from agentgym_budget.train.study import StudyConfig, run_names
-    from agentgym_budget.train.study_presets import preset_settings
+    from agentgym_budget.study.presets import preset_settings
+    from agentgym_budget.study.run import StudyConfig, run_names
 
     config = StudyConfig(training_seeds=preset_settings("tiny")["training_seeds"])
     names = run_names(config)

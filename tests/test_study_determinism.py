@@ -21,7 +21,7 @@ EVALUATION = ("passkt", "probe", "recovery")
 
 
 def _evaluate_again(config, out, **changes):
-    from agentgym_budget.train.study import run_study
+    from agentgym_budget.study.run import run_study
 
     for stage in EVALUATION:
         shutil.rmtree(out / stage)
@@ -33,8 +33,8 @@ def _evaluate_again(config, out, **changes):
 @pytest.mark.slow
 def test_workers_and_injected_delays_give_a_byte_identical_study_json(tmp_path, monkeypatch, capfd):
     pytest.importorskip("trl")
+    from agentgym_budget.study.run import StudyConfig, run_study
     from agentgym_budget.train.grpo import GRPOSettings
-    from agentgym_budget.train.study import StudyConfig, run_study
 
     grpo = GRPOSettings(steps=1, episodes_per_step=2, num_generations=2, save_steps=1, tokens_per_turn=48)
     config = StudyConfig(

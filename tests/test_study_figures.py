@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentgym_budget.train import study_figures
+from agentgym_budget.study.figures import study_figures
 
 TIMES = {
     "sft": {"wall_s": 600.0, "cpu_s": 590.0, "load_start": 1.1, "load_end": 1.3},
@@ -56,7 +56,7 @@ def _layouts(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict]:
                 "labels": [text.get_text() for legend in figure.legends for text in legend.get_texts()],
                 "caption": [text.get_window_extent(event.renderer) for text in captions],
                 "text": " ".join(str(text.get_text()) for text in captions),
-                "axes": [axis.get_tightbbox(event.renderer) for axis in figure.axes],
+                "axes": [axis.get_tightbbox(event.renderer) for axis in figure.axes if axis.get_visible()],
             }
 
         figure.canvas.mpl_connect("draw_event", record)
@@ -71,7 +71,7 @@ def test_both_figures_show_every_run_without_overlap_and_name_the_run(tmp_path: 
     _write_logs(tmp_path)
     layouts = _layouts(monkeypatch)
     config = SimpleNamespace(eval_samples=4)
-    drawn = study_figures.study_figures(tmp_path, config, _study(), TIMES)
+    drawn = study_figures(tmp_path, config, _study(), TIMES)
     assert drawn == ["pass_at_1.png", "training.png"]
     for name in drawn:
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -92,12 +92,12 @@ def test_both_figures_show_every_run_without_overlap_and_name_the_run(tmp_path: 
 
 def test_no_figure_before_any_stage_has_output(tmp_path: Path) -> None:
     study = {"pass@1": [], "differences": [], "agents": {"sft": "hf:sft/final"}}
-    assert study_figures.study_figures(tmp_path, SimpleNamespace(eval_samples=4), study, {}) == []
+    assert study_figures(tmp_path, SimpleNamespace(eval_samples=4), study, {}) == []
     assert not list(tmp_path.iterdir())
 
 
 def test_study_md_shows_the_figures_that_were_drawn() -> None:
-    from agentgym_budget.train.study_report import figure_lines
+    from agentgym_budget.study.report import figure_lines
 
     assert figure_lines(["pass_at_1.png"], "pass_at_1.png", "Pass@1") == ["![Pass@1](pass_at_1.png)", ""]
     assert figure_lines(["pass_at_1.png"], "training.png", "curves") == []

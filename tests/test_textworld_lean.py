@@ -16,13 +16,14 @@ from agentgym_budget.testing import EnvConformance
 from agentgym_budget.wrappers import StateSnapshot, TurnBudget
 
 COIN = "agentgym_budget/TextWorld-CoinCollector-v0"
+# progress="score" throughout: Coin Collector's default "plan" progress needs the state tracking lean mode skips
 
 
 class TestLeanConformance(EnvConformance):
     """The whole conformance suite on a lean env (actions from the fallback list: no admissible actions)."""
 
     env_id: ClassVar[str] = COIN
-    env_kwargs: ClassVar[dict[str, Any]] = {"level": 3, "lean": True}
+    env_kwargs: ClassVar[dict[str, Any]] = {"level": 3, "progress": "score", "lean": True}
 
     @pytest.mark.slow  # gymnasium's check_env resets several tasks: a game each (as in test_conformance.py)
     def test_check_env(self) -> None:
@@ -72,7 +73,7 @@ def _play_both(env_id: str, kwargs: dict[str, Any], seed: int, steps: int) -> in
 @pytest.mark.parametrize(
     ("env_id", "kwargs"),
     [
-        (COIN, {"level": 5}),
+        (COIN, {"level": 5, "progress": "score"}),
         ("agentgym_budget/TextWorld-TreasureHunter-v0", {"level": 5}),
         ("agentgym_budget/TextWorld-Cooking-v0", {"difficulty": 1}),
     ],
@@ -82,8 +83,8 @@ def test_lean_plays_the_same_game_as_the_default_mode(env_id: str, kwargs: dict[
 
 
 def test_a_won_episode_is_won_in_lean_mode_too() -> None:
-    expert = gym.make(COIN, level=5, info_keys={"expert_plan"})
-    lean = gym.make(COIN, level=5, lean=True)
+    expert = gym.make(COIN, progress="score", level=5, info_keys={"expert_plan"})
+    lean = gym.make(COIN, progress="score", level=5, lean=True)
     try:
         _, info = expert.reset(seed=4)
         lean.reset(seed=4)
@@ -97,9 +98,9 @@ def test_a_won_episode_is_won_in_lean_mode_too() -> None:
 
 def test_lean_info_keys_are_opt_in_and_equal_to_the_default_ones() -> None:
     keys = {"admissible_actions", "moves", "expert_plan", "facts", "score"}
-    default = gym.make(COIN, level=5, info_keys=keys - {"admissible_actions"})
-    lean = gym.make(COIN, level=5, lean=True, info_keys=keys)
-    bare = gym.make(COIN, level=5, lean=True)
+    default = gym.make(COIN, progress="score", level=5, info_keys=keys - {"admissible_actions"})
+    lean = gym.make(COIN, progress="score", level=5, lean=True, info_keys=keys)
+    bare = gym.make(COIN, progress="score", level=5, lean=True)
     try:
         assert bare.unwrapped.omitted_info_keys == {"admissible_actions"} and not bare.unwrapped.tracking
         assert lean.unwrapped.omitted_info_keys == frozenset() and lean.unwrapped.tracking
@@ -117,8 +118,8 @@ def test_lean_info_keys_are_opt_in_and_equal_to_the_default_ones() -> None:
 
 def test_moves_alone_turns_the_state_tracking_on() -> None:
     default, lean = (
-        gym.make(COIN, level=5, info_keys={"moves", "expert_plan"}),
-        gym.make(COIN, level=5, lean=True, info_keys={"moves"}),
+        gym.make(COIN, progress="score", level=5, info_keys={"moves", "expert_plan"}),
+        gym.make(COIN, progress="score", level=5, lean=True, info_keys={"moves"}),
     )
     try:
         _, info = default.reset(seed=3)
@@ -132,8 +133,8 @@ def test_moves_alone_turns_the_state_tracking_on() -> None:
 
 
 def test_lean_snapshots_do_not_restore_into_a_tracking_env() -> None:
-    lean = StateSnapshot(TurnBudget(gym.make(COIN, level=3, lean=True), max_turns=20))
-    tracking = StateSnapshot(TurnBudget(gym.make(COIN, level=3), max_turns=20))
+    lean = StateSnapshot(TurnBudget(gym.make(COIN, progress="score", level=3, lean=True), max_turns=20))
+    tracking = StateSnapshot(TurnBudget(gym.make(COIN, progress="score", level=3), max_turns=20))
     try:
         lean.reset(seed=0)
         tracking.reset(seed=0)

@@ -37,6 +37,10 @@ FAMILIES: Mapping[str, tuple[tuple[str, dict[str, Any]], ...]] = {
         ("agentgym_budget/WebShop-1k-v0", {"split": "test"}),
         ("agentgym_budget/WebShop-1k-v0", {"split": "test", "observation_format": "webshop"}),
     ),
+    "babyai": (
+        ("agentgym_budget/BabyAI-PickupLoc-v0", {}),  # its generation rejects layouts often
+        ("agentgym_budget/BabyAI-MixedTrainLocal-v0", {}),
+    ),
 }
 TASKS_PER_CONFIG = 2
 

@@ -26,9 +26,16 @@ DATA = Path(__file__).parent / "data" / "trajectories.json"
 
 _TW_KEYS = ["expert_action", "expert_plan", "score", "max_score", "moves", "inventory", "description", "facts"]
 CASES: dict[str, dict[str, Any]] = {
-    "coin-default": {"id": "agentgym_budget/TextWorld-CoinCollector-v0", "kwargs": {"level": 5}},
-    "coin-all": {"id": "agentgym_budget/TextWorld-CoinCollector-v0", "kwargs": {"level": 5, "info_keys": _TW_KEYS}},
-    "coin-lean": {"id": "agentgym_budget/TextWorld-CoinCollector-v0", "kwargs": {"level": 5, "lean": True}},
+    # recorded when Coin Collector's progress was the score (its default is now "plan": test_textworld_progress.py)
+    "coin-default": {"id": "agentgym_budget/TextWorld-CoinCollector-v0", "kwargs": {"level": 5, "progress": "score"}},
+    "coin-all": {
+        "id": "agentgym_budget/TextWorld-CoinCollector-v0",
+        "kwargs": {"level": 5, "info_keys": _TW_KEYS, "progress": "score"},
+    },
+    "coin-lean": {
+        "id": "agentgym_budget/TextWorld-CoinCollector-v0",
+        "kwargs": {"level": 5, "lean": True, "progress": "score"},
+    },
     "cooking-default": {"id": "agentgym_budget/TextWorld-Cooking-v0", "kwargs": {"difficulty": 3}},
     "cooking-all": {"id": "agentgym_budget/TextWorld-Cooking-v0", "kwargs": {"difficulty": 3, "info_keys": _TW_KEYS}},
     "cooking-lean-moves": {

@@ -48,6 +48,11 @@ def _twx() -> gym.Env:
     return StateSnapshot(BudgetMix(TurnBudget(base, max_turns=40), budgets=[30, 35]))
 
 
+def _babyai() -> gym.Env:
+    base = gym.make("agentgym_budget/BabyAI-PutNextLocal-v0", info_keys={"expert_plan", "agent"})
+    return StateSnapshot(BudgetMix(TurnBudget(base, max_turns=40), budgets=[30, 35]))
+
+
 def _frozenlake() -> gym.Env:
     return StateSnapshot(gym.make("FrozenLake-v1", is_slippery=True))
 
@@ -57,6 +62,7 @@ FAMILIES: dict[str, tuple[Callable[[], gym.Env], dict[str, Any]]] = {
     "alfworld": (_alfworld, {"seed": 4, "options": {"task": 3}}),
     "webshop": (_webshop, {"seed": 0}),
     "twx": (_twx, {"seed": 2}),
+    "babyai": (_babyai, {"seed": 3}),
     "frozenlake": (_frozenlake, {"seed": 5}),
 }
 """Family -> (stack factory, reset arguments)."""

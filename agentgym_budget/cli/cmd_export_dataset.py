@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
+from agentgym_budget.cli.common import add_budgets_argument, add_env_arguments, positive_int
 
 __all__: list[str] = []
 
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the first row (default 0)")
     parser.add_argument("--tasks", type=_tasks, default=None, help="task ids or indices, cycled over the rows")
     parser.add_argument("--budget", type=positive_int, default=30, help="turn budget of an episode (default 30)")
-    parser.add_argument("--budgets", type=int_list, default=None, help="draw each row's budget from these")
+    add_budgets_argument(parser, "draw each row's budget from these")
     parser.add_argument("--budget-weights", default=None, help="weights of --budgets, e.g. 2,1,1")
     parser.add_argument("--show-budget", action="store_true", help="show the remaining turns in observations")
     parser.add_argument("--hide-actions", action="store_true", help="do not list admissible actions in the text")

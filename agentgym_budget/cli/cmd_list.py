@@ -12,12 +12,13 @@ Example:
     >>> run(parser.parse_args(["--family", "textworl"]))
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, textworld, twx, webshop.
+    agentgym_budget.errors.InvalidOptionError: Unknown family 'textworl'. Did you mean 'textworld'? Families: alfworld, babyai, textworld, twx, webshop.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from agentgym_budget._internal.install_hint import install_command
 from agentgym_budget.agents import agent_kinds
@@ -64,12 +65,19 @@ def run(args: argparse.Namespace) -> int:
         for env_id in registered_ids(args.family):
             info = env_info(env_id)
             missing, programs = missing_modules(env_id), missing_programs(env_id)
-            if missing:
+            too_old = info.min_python is not None and sys.version_info[:2] < info.min_python
+            if missing and not too_old:
                 fixes[info.extra] = missing
             if programs:
                 needs_program.update(programs)
             usable = (
-                f"no: needs [{info.extra}]" if missing else f"no: needs {', '.join(programs)}" if programs else "yes"
+                f"no: needs Python >= {'.'.join(map(str, info.min_python))}"
+                if too_old
+                else f"no: needs [{info.extra}]"
+                if missing
+                else f"no: needs {', '.join(programs)}"
+                if programs
+                else "yes"
             )
             rows.append((env_id, info.family, ",".join(info.splits), usable, info.description))
         print("Environments (--env ID):")

@@ -12,7 +12,7 @@ their difference is measured with less variance (and two scripted agents that di
 play identical episodes wherever it does not matter). --streams independent gives each agent its own
 seeds, to see the unpaired variance.
 
-Writes DIR/episodes.jsonl, run.json, summary.json, summary.csv, difference.csv (two or more
+Writes DIR/episodes.jsonl, run.json, provenance.json (what produced the run), summary.json, summary.csv, difference.csv (two or more
 agents), heatmap.png, success_vs_T.png, passk_vs_K.png and difference.png.
 """
 
@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from agentgym_budget.cli.common import (
+    add_budgets_argument,
     add_env_arguments,
     add_run_arguments,
     describe_workers,
@@ -70,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> parser = argparse.ArgumentParser()
         >>> add_arguments(parser)
         >>> args = parser.parse_args(["--agent", "random", "--k", "1,2", "--mode", "prefix"])
-        >>> args.agent, args.k, args.t, args.n, args.mode
+        >>> args.agent, args.k, args.budgets, args.n, args.mode
         (['random'], (1, 2), (10, 15, 20, 30, 40), 8, 'prefix')
     """
     add_env_arguments(parser, env_required=False)
@@ -88,9 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K,...",
         help="breadths K (default those of 1,2,4,8 that are <= --n)",
     )
-    parser.add_argument(
-        "--t", type=int_list, default=DEFAULT_BUDGETS, metavar="T,...", help="turn budgets T (default 10,15,20,30,40)"
-    )
+    add_budgets_argument(parser, "turn budgets T (default 10,15,20,30,40)", default=DEFAULT_BUDGETS)
     parser.add_argument("--n", type=positive_int, default=8, help="samples per task and budget (default 8)")
     parser.add_argument("--tasks", type=positive_int, default=20, help="first N tasks of the split (default 20)")
     parser.add_argument("--task-ids", default=None, metavar="ID,...", help="explicit task ids instead of --tasks")
@@ -129,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         env=EnvRef.parse(env_id, env_args, args.split),
         agents=tuple(args.agent or DEFAULT_AGENTS),
         ks=breadths(args),
-        budgets=args.t,
+        budgets=args.budgets,
         samples=args.n,
         tasks=tasks,
         mode=args.mode,

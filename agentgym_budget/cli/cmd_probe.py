@@ -9,7 +9,7 @@ budget (step_value), and by the progress change. Without arguments it probes the
 non-recovering noisy expert on 20 states of the passkt main job's games (TextWorld Coin Collector,
 level 110), 4 actions each, 2 workers. Rerunning with the same --out resumes an interrupted run.
 
-Writes DIR/probes.jsonl, run.json, summary.json (per agent step_accuracy, step_value, by depth and
+Writes DIR/probes.jsonl, run.json, provenance.json, summary.json (per agent step_accuracy, step_value, by depth and
 family, paired comparisons, process-signal analysis), summary.csv and accuracy_by_depth.png.
 """
 

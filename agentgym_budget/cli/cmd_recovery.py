@@ -12,7 +12,7 @@ non-recovering noisy expert on 20 states of the passkt main job's games (TextWor
 level 110), k in 0,1,2, R in 5,10,15,20,30, 4 continuations each, 4 natural episodes per task, 2
 workers. Rerunning with the same --out resumes an interrupted run.
 
-Writes DIR/episodes.jsonl, run.json, summary.json (per agent recovery_rate, control_success, rates by
+Writes DIR/episodes.jsonl, run.json, provenance.json, summary.json (per agent recovery_rate, control_success, rates by
 budget, k, depth and family, paired comparisons, natural recovery, process signal), summary.csv and
 recovery_vs_budget.png.
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 
 from agentgym_budget.cli import state_probes
-from agentgym_budget.cli.common import add_run_arguments, count_list, int_list, positive_int
+from agentgym_budget.cli.common import add_budgets_argument, add_run_arguments, count_list, positive_int
 from agentgym_budget.eval.recovery.config import DEFAULT_RECOVERY_BUDGETS, DEFAULT_RECOVERY_KS, RecoveryConfig
 from agentgym_budget.eval.recovery.plan import run_recovery
 from agentgym_budget.eval.recovery.summary import format_recovery_summary
@@ -51,12 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K,...",
         help="forced wrong actions (default 0,1,2; 0 is the control)",
     )
-    parser.add_argument(
-        "--budgets",
-        type=int_list,
-        default=DEFAULT_RECOVERY_BUDGETS,
-        metavar="R,...",
-        help="turns left after the perturbation (default 5,10,15,20,30)",
+    add_budgets_argument(
+        parser, "turns left after the perturbation (default 5,10,15,20,30)", default=DEFAULT_RECOVERY_BUDGETS
     )
     parser.add_argument("--n", type=positive_int, default=4, help="continuations per state, k and agent (default 4)")
     parser.add_argument("--any-wrong", action="store_true", help="force any wrong action, not preferably errors")

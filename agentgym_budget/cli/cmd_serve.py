@@ -5,8 +5,11 @@ ProcessReward with --reward process). Reset arguments: task, seed, max_turns, sh
 {"command": "<the model's reply>"}, parsed into exactly one command (one turn). Needs the openenv
 extra. The server prints "listening on http://HOST:PORT" once ready (--port 0 picks a free port).
 Limits held on every route: --max-sessions (WebSocket and HTTP alike), --max-message-bytes (an
-HTTP body or WebSocket frame above it is refused before it is parsed) and --idle-timeout (a
-WebSocket session silent that long is closed).
+HTTP body or WebSocket frame above it is refused before it is parsed), --read-timeout (an HTTP body
+not complete that long after its headers is answered 408) and --idle-timeout (a WebSocket session
+that sends no whole message that long is closed). Per episode: --max-budget (the largest max_turns a
+reset may ask for) and --max-history-bytes (the bytes of commands one episode may hold; a command
+past it is refused, spending no turn).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from agentgym_budget.cli.common import add_env_arguments, int_list, positive_int
+from agentgym_budget.cli.common import add_budgets_argument, add_env_arguments, positive_int
 
 __all__: list[str] = []
 
@@ -35,8 +38,21 @@ def _key_values(text: str) -> dict[str, float | str]:
     return values
 
 
-_MIN_MESSAGE_BYTES = 1024
+_MIN_BYTES = 1024
 _MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # the WebSocket frame size the server reads at all
+_MAX_HISTORY_BYTES = 1024 * 1024 * 1024
+
+
+def _bytes_between(text: str, highest: int, unit: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not _MIN_BYTES <= value <= highest:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of bytes from {_MIN_BYTES} to {highest} ({unit}), got {text!r}"
+        )
+    return value
 
 
 def _message_bytes(text: str) -> int:
@@ -50,19 +66,25 @@ def _message_bytes(text: str) -> int:
         ...
         argparse.ArgumentTypeError: expected a whole number of bytes from 1024 to 16777216 (16 MiB), got '1k'
     """
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not _MIN_MESSAGE_BYTES <= value <= _MAX_MESSAGE_BYTES:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of bytes from {_MIN_MESSAGE_BYTES} to {_MAX_MESSAGE_BYTES} (16 MiB), got {text!r}"
-        )
-    return value
+    return _bytes_between(text, _MAX_MESSAGE_BYTES, "16 MiB")
+
+
+def _history_bytes(text: str) -> int:
+    """Parse ``--max-history-bytes``: a whole number of bytes from 1,024 to 1 GiB.
+
+    Example:
+        >>> _history_bytes("65536")
+        65536
+        >>> _history_bytes("0")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: expected a whole number of bytes from 1024 to 1073741824 (1 GiB), got '0'
+    """
+    return _bytes_between(text, _MAX_HISTORY_BYTES, "1 GiB")
 
 
 def _seconds(text: str) -> float:
-    """Parse ``--idle-timeout``: a positive, finite number of seconds.
+    """Parse ``--idle-timeout`` and ``--read-timeout``: a positive, finite number of seconds.
 
     Example:
         >>> _seconds("0.5")
@@ -94,10 +116,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> args = parser.parse_args(["WebShop-1k-v0", "--port", "0", "--budgets", "5,10", "--show-budget"])
         >>> args.id, args.port, args.budgets, args.show_budget, args.max_sessions
         ('WebShop-1k-v0', 0, (5, 10), True, 8)
-        >>> args.max_message_bytes, args.idle_timeout
-        (1048576, 600.0)
+        >>> args.max_message_bytes, args.idle_timeout, args.read_timeout, args.max_budget, args.max_history_bytes
+        (1048576, 600.0, 10.0, None, 1048576)
     """
-    from agentgym_budget.integrations.server_limits import IDLE_TIMEOUT, MAX_MESSAGE_BYTES
+    from agentgym_budget.integrations.server_limits import DEFAULTS as defaults
 
     parser.add_argument("id", metavar="ID", help="registered environment id (see `agentgym-budget list`)")
     add_env_arguments(parser, env_required=True)
@@ -107,21 +129,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-message-bytes",
         type=_message_bytes,
-        default=MAX_MESSAGE_BYTES,
+        default=defaults["max_message_bytes"],
         metavar="N",
-        help=f"largest HTTP body or WebSocket frame, refused before parsing (default {MAX_MESSAGE_BYTES}, 1 MiB)",
+        help=f"largest HTTP body or WebSocket frame, refused before parsing "
+        f"(default {defaults['max_message_bytes']}, 1 MiB)",
     )
     parser.add_argument(
         "--idle-timeout",
         type=_seconds,
-        default=IDLE_TIMEOUT,
+        default=defaults["idle_timeout"],
         metavar="S",
-        help=f"close a WebSocket session silent for S seconds (default {IDLE_TIMEOUT:g})",
+        help=f"close a WebSocket session that sends no whole message for S seconds "
+        f"(default {defaults['idle_timeout']:g})",
+    )
+    parser.add_argument(
+        "--read-timeout",
+        type=_seconds,
+        default=defaults["read_timeout"],
+        metavar="S",
+        help=f"answer 408 to an HTTP request whose body is not complete S seconds after its headers "
+        f"(default {defaults['read_timeout']:g})",
     )
     parser.add_argument("--budget", type=positive_int, default=30, help="turn budget of an episode (default 30)")
     parser.add_argument(
-        "--budgets", type=int_list, default=None, help="draw each episode's budget from these (BudgetMix)"
+        "--max-budget",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help=f"largest max_turns a reset may ask for "
+        f"(default {defaults['max_budget']}, or the largest --budget(s) if more)",
     )
+    parser.add_argument(
+        "--max-history-bytes",
+        type=_history_bytes,
+        default=defaults["max_history_bytes"],
+        metavar="N",
+        help=f"bytes of commands one episode may hold; a command past it is refused, spending no turn "
+        f"(default {defaults['max_history_bytes']}, 1 MiB)",
+    )
+    add_budgets_argument(parser, "draw each episode's budget from these (BudgetMix)")
     parser.add_argument("--budget-weights", default=None, help="weights of --budgets, e.g. 2,1,1")
     parser.add_argument("--show-budget", action="store_true", help="show the remaining turns in observations")
     parser.add_argument("--hide-actions", action="store_true", help="do not list admissible actions in the text")
@@ -173,5 +219,8 @@ def run(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         max_message_bytes=args.max_message_bytes,
         idle_timeout=args.idle_timeout,
+        read_timeout=args.read_timeout,
+        max_budget=args.max_budget,
+        max_history_bytes=args.max_history_bytes,
     )
     return 0

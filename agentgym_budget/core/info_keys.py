@@ -57,7 +57,8 @@ EXPERT_INFO_KEYS: Mapping[str, str] = {
     "expert_action": "the next action of the family's reference solver from the current state",
     "expert_plan": "the reference solver's whole remaining plan (list[str]) from the current state",
 }
-"""Opt-in keys every task family provides (each family may offer more)."""
+"""Opt-in keys every task family provides (each family may offer more; every :class:`~agentgym_budget.core.env.TextEnv`
+also offers ``state_digest``, :mod:`~agentgym_budget.core.state_digest`)."""
 
 
 OTHER_NAMES: Mapping[str, str] = {

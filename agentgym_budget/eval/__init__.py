@@ -13,7 +13,7 @@ plan on :mod:`agentgym_budget.runner.skeleton`, a worker and a summary, plus a `
 
 May import: :mod:`agentgym_budget.runner`, :mod:`agentgym_budget.prepare`, :mod:`agentgym_budget.agents`,
 :mod:`agentgym_budget.stats` and the layers below (wrappers, snapshots, core, registration, errors). The
-RL plug-ins, training and the CLI import it; it imports none of them.
+RL plug-ins, training, the study and the CLI import it; it imports none of them.
 
 Example:
     >>> from agentgym_budget.eval import pass_at_k

@@ -21,8 +21,8 @@ eventual success from the state (1/0 for an episode, or a rollout value in [0, 1
   ``rewarded_errors`` (errors with a positive change) and ``penalized_optimal_steps``;
 * ``verdict``: one sentence summing that up.
 
-Correlations are ``None`` when one side is constant (e.g. TextWorld Coin Collector, whose progress
-is 0 until the coin is taken: the signal carries no information before the end).
+Correlations are ``None`` when one side is constant (e.g. TextWorld Coin Collector with
+``progress="score"``, 0 until the coin is taken: the signal carries no information before the end).
 
 Example:
     >>> points = [SignalPoint("shop", p, d, s, o) for p, d, s, o in

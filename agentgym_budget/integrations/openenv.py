@@ -18,8 +18,14 @@ threads of one process, up to ``max_sessions`` at once). The wire format:
   ``metadata``, which some OpenEnv versions drop on the wire.
 * **State** ``BudgetState``: ``episode_id`` (the client's, else a fresh random hex id per reset), ``step_count``, ``env``, ``task_id``, ``seed``,
   ``max_turns``, ``turn``, ``total_reward``, ``done``, ``won``.
-* **Routes**: OpenEnv's ``/reset``, ``/step``, ``/state``, ``/ws``, ``/metadata``, ``/schema``,
-  ``/health`` and task routes; not its ``/mcp`` routes (these envs have no MCP tools).
+* **Routes**: OpenEnv's ``/reset``, ``/step``, ``/ws``, ``/schema``, ``/health`` and
+  ``/list_environments``; ``/state`` and ``/metadata`` answered without building an env (HTTP holds
+  no episode, so ``GET /state`` is the state of none: a session's state is the WebSocket's ``state``
+  message). Not OpenEnv's ``/mcp`` routes (these envs have no MCP tools) nor its task routes
+  (``/{env_name}/tasks`` ...: tasks are chosen by the reset fields ``task`` and ``seed``).
+* **Limits** (:mod:`.server_limits`): sessions, message sizes, deadlines on every read from a client,
+  the largest budget an episode may ask for (``max_budget``) and the bytes of commands one episode
+  may hold (``max_history_bytes``).
 * **Errors**: a bad request gets an error frame whose message names the error class and says what
   was expected (``InvalidOptionError: Unknown episode field 'max_turn'. Did you mean ...``); a
   stepped finished episode answers ``EpisodeOverError``. :class:`RemoteSession` raises the same
@@ -47,12 +53,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from agentgym_budget._version import __version__
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.openenv_classes import _classes
 from agentgym_budget.integrations.openenv_client import RemoteSession
 from agentgym_budget.integrations.pool import SessionPool
-from agentgym_budget.integrations.server_limits import IDLE_TIMEOUT, MAX_MESSAGE_BYTES, ServerLimits
+from agentgym_budget.integrations.server_limits import DEFAULTS, ServerLimits
 from agentgym_budget.integrations.session_config import SessionConfig
 
 __all__ = [
@@ -69,6 +76,8 @@ __all__ = [
 
 _FEATURE = "The OpenEnv integration"
 _LAZY = ("BudgetAction", "BudgetObservation", "BudgetState", "BudgetEnvironment", "BudgetEnvClient")
+_REPLACED_ROUTES = frozenset({"/mcp", "/state", "/metadata"})
+_TASK_ROUTES_PREFIX = "/{env_name}/"  # OpenEnv's task routes: these envs answered 501 there
 
 
 def __getattr__(name: str) -> Any:
@@ -81,8 +90,11 @@ def create_app(
     config: SessionConfig,
     *,
     max_sessions: int = 8,
-    max_message_bytes: int = MAX_MESSAGE_BYTES,
-    idle_timeout: float = IDLE_TIMEOUT,
+    max_message_bytes: int = DEFAULTS["max_message_bytes"],
+    idle_timeout: float = DEFAULTS["idle_timeout"],
+    read_timeout: float = DEFAULTS["read_timeout"],
+    max_budget: int | None = None,
+    max_history_bytes: int = DEFAULTS["max_history_bytes"],
     warm: bool = True,
 ) -> Any:
     """The FastAPI app of an OpenEnv server for ``config`` (no web UI).
@@ -91,20 +103,32 @@ def create_app(
         config: What each session serves.
         max_sessions: Concurrent sessions at most, WebSocket and HTTP alike (:mod:`.server_limits`).
         max_message_bytes: Largest HTTP body or WebSocket frame, refused before it is parsed.
-        idle_timeout: Seconds a WebSocket session may stay silent before it is closed.
+        idle_timeout: Seconds a WebSocket session may stay silent (or take to send a message) before it is closed.
+        read_timeout: Seconds an HTTP request's body may take to arrive before it is answered 408.
+        max_budget: The largest ``max_turns`` a reset may ask for (``None``: 1,000 (:data:`.server_limits.DEFAULTS`),
+            or the config's largest budget if that is more).
+        max_history_bytes: Bytes of commands one episode may hold (:class:`.session.EpisodeSession`).
         warm: Build one session and play a reset before serving, so a bad config fails here and the
             first clients do not pay for loading the engine.
 
     Raises:
         InvalidOptionError: A limit is not positive.
+        InvalidBudgetError: ``max_budget`` is below the config's budgets.
         MissingDependencyError: ``openenv`` is not installed.
     """
-    limits = {"max_sessions": max_sessions, "max_message_bytes": max_message_bytes, "idle_timeout": idle_timeout}
+    limits = {
+        "max_sessions": max_sessions,
+        "max_message_bytes": max_message_bytes,
+        "idle_timeout": idle_timeout,
+        "read_timeout": read_timeout,
+    }
     ServerLimits(None, **limits)  # checks the limits before any env is built
+    if max_budget is None:
+        max_budget = max(DEFAULTS["max_budget"], *(config.budgets or (config.max_turns,)))
+    pool = SessionPool(config, max_idle=max_sessions, max_budget=max_budget, max_history_bytes=max_history_bytes)
     classes = _classes()
     from openenv.core.env_server.http_server import create_fastapi_app
 
-    pool = SessionPool(config, max_idle=max_sessions)
     if warm:
         session = pool.acquire()
         session.reset(seed=0)
@@ -118,10 +142,36 @@ def create_app(
         env_name="agentgym_budget",
         state_cls=classes.BudgetState,
     )
-    # MCP routes: these envs have no MCP tools, and an HTTP MCP session would hold an env past its request
-    app.router.routes[:] = [route for route in app.router.routes if getattr(route, "path", None) != "/mcp"]
+    app.router.routes[:] = [route for route in app.router.routes if not _dropped(getattr(route, "path", ""))]
+    _add_envless_routes(app, config, classes.BudgetState)
     app.add_middleware(ServerLimits, **limits)  # limits on every route (.server_limits)
     return app
+
+
+def _dropped(path: str) -> bool:
+    """OpenEnv routes not served as OpenEnv defines them: MCP (an HTTP MCP session would hold an env outside
+    the session count), the task routes (501 here) and those replaced by :func:`_add_envless_routes`."""
+    return path in _REPLACED_ROUTES or path.startswith(_TASK_ROUTES_PREFIX)
+
+
+def _add_envless_routes(app: Any, config: SessionConfig, state_cls: type) -> None:
+    """``GET /state`` and ``GET /metadata`` answered without building an env (OpenEnv's build one per request)."""
+    from openenv.core.env_server.types import EnvironmentMetadata
+
+    no_episode = state_cls(env=config.ref.label)
+    metadata = EnvironmentMetadata(
+        name="agentgym_budget", description=f"agentgym-budget environment: {config.label}", version=__version__
+    )
+
+    @app.get("/state", response_model=state_cls, tags=["State Management"], summary="The state of no episode")
+    def http_state() -> Any:
+        """HTTP requests hold no episode (each gets a fresh session); a WebSocket's ``state`` message gives its own."""
+        return no_episode
+
+    @app.get("/metadata", response_model=EnvironmentMetadata, tags=["Environment Info"], summary="Metadata")
+    def http_metadata() -> Any:
+        """What this server serves."""
+        return metadata
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -158,8 +208,8 @@ def serve(
 ) -> None:
     """Serve ``config`` until interrupted; prints ``listening on http://HOST:PORT`` once ready.
 
-    ``port=0`` picks a free port (the printed URL says which); ``limits`` are ``max_message_bytes`` and
-    ``idle_timeout`` (:func:`create_app`).
+    ``port=0`` picks a free port (the printed URL says which); ``limits`` are those of :func:`create_app`
+    (``max_message_bytes``, ``idle_timeout``, ``read_timeout``, ``max_budget``, ``max_history_bytes``).
     """
     server, sock = _server(config, host, port, log_level, {"max_sessions": max_sessions, **limits})
     bound_host, bound_port = sock.getsockname()[:2]
@@ -177,7 +227,7 @@ def serve_in_thread(
 ) -> Iterator[str]:
     """Run a server on a free loopback port in a background thread; yields its ``http://`` URL.
 
-    ``limits`` are ``max_message_bytes`` and ``idle_timeout`` (:func:`create_app`).
+    ``limits`` are those of :func:`create_app` (``read_timeout``, ``max_budget``, ...).
     """
     server, sock = _server(config, host, 0, "warning", {"max_sessions": max_sessions, **limits})
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

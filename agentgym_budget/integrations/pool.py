@@ -34,11 +34,26 @@ class SessionPool:
     Args:
         config: The config of every session in the pool.
         max_idle: Idle sessions kept at most; more are closed when released.
+        max_budget: Every session's ``max_budget`` (see :class:`EpisodeSession`).
+        max_history_bytes: Every session's ``max_history_bytes``.
+
+    Raises:
+        InvalidBudgetError: ``max_budget`` is invalid or below the config's budgets.
+        InvalidOptionError: ``max_history_bytes`` is invalid.
     """
 
-    def __init__(self, config: SessionConfig, *, max_idle: int = 64) -> None:
+    def __init__(
+        self,
+        config: SessionConfig,
+        *,
+        max_idle: int = 64,
+        max_budget: int | None = None,
+        max_history_bytes: int | None = None,
+    ) -> None:
+        EpisodeSession.check_limits(config, max_budget, max_history_bytes)
         self.config = config
         self.max_idle = max_idle
+        self._limits = {"max_budget": max_budget, "max_history_bytes": max_history_bytes}
         self._idle: list[EpisodeSession] = []
         self._lock = threading.Lock()
         self.created = 0
@@ -51,10 +66,11 @@ class SessionPool:
                 session.forget()
                 return session
             self.created += 1
-        return EpisodeSession(self.config)
+        return EpisodeSession(self.config, **self._limits)
 
     def release(self, session: EpisodeSession) -> None:
-        """Give back a session from :meth:`acquire`; its episode is dropped now (an idle session holds no commands)."""
+        """Give back a session from :meth:`acquire`; its episode is dropped now, the env's record of it included
+        (an idle session holds no commands)."""
         session.forget()
         with self._lock:
             if len(self._idle) < self.max_idle:

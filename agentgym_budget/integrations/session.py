@@ -19,6 +19,13 @@ Every adapter (OpenEnv, TRL, SkyRL-gym, verifiers through OpenEnv) plays episode
   ``process_reward``); ``env_reward`` always carries the family's own.
 * **Task**: an episode's ``task`` (id or index in the split) and/or ``seed`` (which picks the task
   when ``task`` is absent and seeds the budget draw): same fields, same episode.
+* **Limits** (what a server holds one client to; none by default): ``max_budget``, the largest
+  ``max_turns`` an episode may ask for (more raises :class:`~agentgym_budget.errors.InvalidBudgetError`),
+  and ``max_history_bytes``, the bytes the episode's commands may hold (each counted as Python holds
+  it, ``sys.getsizeof``; the env's action log and the session's record share the strings). Every
+  command played is kept whole until the next reset or :meth:`EpisodeSession.forget`; a command that
+  would take the episode past the limit is refused with
+  :class:`~agentgym_budget.errors.InvalidActionError` before the env sees it, spending no turn.
 
 What to play is a :class:`~agentgym_budget.integrations.session_config.SessionConfig`; episode fields (a
 dataset row, OpenEnv reset arguments, SkyRL ``extra_info``) are validated by
@@ -42,16 +49,19 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym_budget.agents.actions import parse_action
 from agentgym_budget.chat.tool import turn_text
-from agentgym_budget.errors import EpisodeOverError
+from agentgym_budget.core.env import TextEnv
+from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidBudgetError, InvalidOptionError
 from agentgym_budget.integrations.session_config import SessionConfig, episode_fields
 from agentgym_budget.snapshots import EnvState, get_state, set_state
 from agentgym_budget.wrappers import TurnBudget
+from agentgym_budget.wrappers.turn_budget import validate_budget
 
 __all__ = ["EpisodeSession", "EpisodeTurn"]
 
@@ -131,18 +141,52 @@ class EpisodeSession:
 
     Args:
         config: What to serve.
+        max_budget: The largest ``max_turns`` an episode may ask for (``None``: any).
+        max_history_bytes: Bytes the commands of one episode may hold (``None``: no limit).
+
+    Raises:
+        InvalidBudgetError: ``max_budget`` is not a positive integer, or is below the config's budgets.
+        InvalidOptionError: ``max_history_bytes`` is not a positive integer.
     """
 
-    def __init__(self, config: SessionConfig) -> None:
+    def __init__(
+        self, config: SessionConfig, *, max_budget: int | None = None, max_history_bytes: int | None = None
+    ) -> None:
+        self.check_limits(config, max_budget, max_history_bytes)
         self.config = config
+        self.max_budget, self.max_history_bytes = max_budget, max_history_bytes
         self.env = config.build()
         self._budget_layer = self._find_turn_budget()
         self._last: EpisodeTurn | None = None
         self._seed: int | None = None
         self._commands: list[str] = []
+        self._history_bytes = 0
         self._matched = 0
         self._return = 0.0
         self._env_return = 0.0
+
+    @staticmethod
+    def check_limits(config: SessionConfig, max_budget: int | None, max_history_bytes: int | None) -> None:
+        """Raise if ``max_budget`` or ``max_history_bytes`` is not a valid limit for sessions of ``config``.
+
+        Example:
+            >>> EpisodeSession.check_limits(SessionConfig("TextWorld-CoinCollector-v0", max_turns=40), 30, None)
+            Traceback (most recent call last):
+            ...
+            agentgym_budget.errors.InvalidBudgetError: max_budget 30 is below the budget the config serves (40); raise it to at least 40.
+        """
+        if max_history_bytes is not None and (
+            isinstance(max_history_bytes, bool) or not isinstance(max_history_bytes, int) or max_history_bytes < 1
+        ):
+            raise InvalidOptionError(f"max_history_bytes must be a positive integer, got {max_history_bytes!r}.")
+        if max_budget is None:
+            return
+        validate_budget(max_budget, "for max_budget")
+        served = max(config.budgets or (config.max_turns,))
+        if served > max_budget:
+            raise InvalidBudgetError(
+                f"max_budget {max_budget} is below the budget the config serves ({served}); raise it to at least {served}."
+            )
 
     def _find_turn_budget(self) -> TurnBudget:
         env = self.env
@@ -161,6 +205,11 @@ class EpisodeSession:
         return self._last is None or self._last.done
 
     @property
+    def history_bytes(self) -> int:
+        """Bytes the commands of this episode hold (what ``max_history_bytes`` limits)."""
+        return self._history_bytes
+
+    @property
     def total_reward(self) -> float:
         """Sum of this episode's rewards so far (shaped with ``reward="process"``)."""
         return self._return
@@ -168,6 +217,11 @@ class EpisodeSession:
     def reset(self, **fields: Any) -> EpisodeTurn:
         """Start an episode; ``fields`` are episode fields (see :func:`episode_fields`)."""
         episode = episode_fields(fields)
+        if self.max_budget is not None and episode.get("max_turns", 0) > self.max_budget:
+            raise InvalidBudgetError(
+                f"Episode field 'max_turns' is {episode['max_turns']:,}, but this server plays at most "
+                f"{self.max_budget:,} turns an episode; ask for 1 to {self.max_budget:,} turns."
+            )
         options: dict[str, Any] = {}
         if "task" in episode:
             options["task"] = episode["task"]
@@ -176,7 +230,7 @@ class EpisodeSession:
         self._budget_layer.show_budget = episode.get("show_budget", self.config.show_budget)
         self._seed = episode.get("seed")
         observation, info = self.env.reset(seed=self._seed, options=options or None)
-        self._commands, self._matched, self._return, self._env_return = [], 0, 0.0, 0.0
+        self._commands, self._history_bytes, self._matched, self._return, self._env_return = [], 0, 0, 0.0, 0.0
         self._last = self._turn(observation, 0.0, 0.0, False, False, info, first=True)
         return self._last
 
@@ -185,7 +239,8 @@ class EpisodeSession:
 
         Raises:
             EpisodeOverError: No episode is running (call :meth:`reset`).
-            InvalidActionError: ``reply`` is not a ``str``.
+            InvalidActionError: ``reply`` is not a ``str``, or its command would take the episode's commands
+                past ``max_history_bytes`` (no turn is spent).
         """
         if self._last is None:
             raise EpisodeOverError("No episode is running: reset the session (send a reset) before stepping.")
@@ -195,9 +250,17 @@ class EpisodeSession:
                 "reset to start a new one."
             )
         parsed = parse_action(reply, self._last.admissible_actions)
+        size = sys.getsizeof(parsed.command)
+        if self.max_history_bytes is not None and self._history_bytes + size > self.max_history_bytes:
+            raise InvalidActionError(
+                f"This episode's commands hold {self._history_bytes:,} bytes; this one ({len(parsed.command):,} "
+                f"characters, {size:,} bytes) would pass the limit of {self.max_history_bytes:,} bytes an episode. "
+                "No turn was spent: send a shorter command or reset."
+            )
         observation, reward, terminated, truncated, info = self.env.step(parsed.command)
         env_reward = float(info.get("env_reward", reward))
         self._commands.append(parsed.command)
+        self._history_bytes += size
         self._matched += int(parsed.matched)
         self._return += float(reward)
         self._env_return += env_reward
@@ -249,9 +312,15 @@ class EpisodeSession:
         return dataclasses.replace(turn, text=text)
 
     def forget(self) -> None:
-        """Drop the current episode: :meth:`step` then needs a :meth:`reset` (a pool does this on reuse)."""
-        self._last, self._seed, self._commands, self._matched = None, None, [], 0
+        """Drop the current episode, the env's record of it included: :meth:`step` then needs a :meth:`reset`.
+
+        A pool calls it when a session is released, so an idle session holds no client's commands.
+        """
+        self._last, self._seed, self._commands, self._history_bytes, self._matched = None, None, [], 0, 0
         self._return = self._env_return = 0.0
+        base = self.env.unwrapped
+        if isinstance(base, TextEnv):
+            base.drop_episode()
 
     def record(self) -> dict[str, Any]:
         """A JSON-ready summary of the current (or last) episode, for logs and metrics by budget.
@@ -302,6 +371,7 @@ class EpisodeSession:
         set_state(self.env, state.env)
         last, self._seed, commands, self._matched, self._return, self._env_return = state.bookkeeping
         self._last, self._commands = last, list(commands)
+        self._history_bytes = sum(map(sys.getsizeof, self._commands))
 
     def close(self) -> None:
         """Close the env stack."""

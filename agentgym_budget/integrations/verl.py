@@ -12,14 +12,15 @@
 * in one process: importing this module (when verl is installed) or :func:`register_agent_loop`.
 
 ``actor_rollout_ref.model.external_lib`` does not work: verl imports it for model code, not in the
-agent-loop workers. The loop takes nothing from its YAML entry: each episode's settings (``max_turns``,
-``env_id``, ...) are fields of the row's ``extra_info``; a row field in the entry raises
-:class:`~agentgym_budget.errors.InvalidOptionError` instead of being ignored.
+agent-loop workers. Session fields in the loop's YAML entry (``max_turns: 12``, ``env_id: ...``; verl
+passes an entry's keys to the loop's constructor) are job-wide defaults and a row's ``extra_info`` wins
+(:func:`~agentgym_budget.integrations.verl_data.entry_defaults`); a near miss of a field (``max_turn``) or
+a per-episode field (``seed``, ``task``) in the entry raises :class:`~agentgym_budget.errors.InvalidOptionError`.
 
 The mapping:
 
 * **Row**: ``extra_info`` names the env, task/seed and budget (``max_turns``) or a BudgetMix draw
-  (``budgets``), see :mod:`~agentgym_budget.integrations.verl_data`; ``raw_prompt`` is the chat prompt,
+  (``budgets``), over the entry's defaults, see :mod:`~agentgym_budget.integrations.verl_data`; ``raw_prompt`` is the chat prompt,
   whose empty last user message is filled with the goal and first observation (else one is appended).
   Env stacks are reused across rows from a process-wide
   :class:`~agentgym_budget.integrations.pool.SessionPool`.
@@ -49,7 +50,6 @@ Example::
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib.util
 import logging
@@ -64,8 +64,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.pool import shared_pool
 from agentgym_budget.integrations.session import EpisodeSession, EpisodeTurn
-from agentgym_budget.integrations.verl_data import _KNOWN as ROW_FIELDS
-from agentgym_budget.integrations.verl_data import AGENT_NAME, row_episode
+from agentgym_budget.integrations.verl_data import AGENT_NAME, entry_defaults, row_episode
 
 __all__ = [
     "AGENT_LOOP_CONFIG",
@@ -174,8 +173,11 @@ class _Transcript:
 class _EpisodeLoop:
     """The methods of :class:`BudgetAgentLoop`, mixed into verl's ``AgentLoopBase`` when verl is imported."""
 
+    session_defaults: Mapping[str, Any] = {}
+    """Job-wide session fields from the loop's YAML entry (a row's ``extra_info`` overrides them)."""
+
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
-        config, episode = row_episode(kwargs.get("extra_info") or {})
+        config, episode = row_episode(kwargs.get("extra_info") or {}, self.session_defaults)
         pool = shared_pool(config)
         session = pool.acquire()
         try:
@@ -241,30 +243,6 @@ class _EpisodeLoop:
         return messages
 
 
-def check_loop_arguments(arguments: Mapping[str, Any]) -> None:
-    """Refuse a row field (or a near miss of one) among the loop's constructor arguments.
-
-    verl passes the keys of the loop's YAML entry to the constructor beside its own arguments, which
-    ``AgentLoopBase`` ignores: ``max_turns: 12`` there would be dropped silently.
-
-    Example:
-        >>> check_loop_arguments({"tokenizer": None, "processor": None, "data_config": None, "hf_model_type": "qwen2"})
-        >>> check_loop_arguments({"max_turn": 12})
-        Traceback (most recent call last):
-        ...
-        agentgym_budget.errors.InvalidOptionError: 'max_turn' in the agentgym_budget agent-loop entry is ignored by verl. Did you mean 'max_turns'? Episode settings are fields of each row's extra_info (agentgym-budget export-dataset writes them), not of the loop's YAML entry.
-    """
-    for key in arguments:
-        close = difflib.get_close_matches(str(key), ROW_FIELDS, n=1, cutoff=0.8)  # verl's own names stay clear
-        hint = " It is a row field." if key in ROW_FIELDS else f" Did you mean {close[0]!r}?" if close else ""
-        if hint:
-            raise InvalidOptionError(
-                f"{key!r} in the {AGENT_NAME} agent-loop entry is ignored by verl.{hint} Episode settings are "
-                "fields of each row's extra_info (agentgym-budget export-dataset writes them), not of the loop's "
-                "YAML entry."
-            )
-
-
 @functools.cache
 def _classes() -> SimpleNamespace:
     agent_loop = _verl()
@@ -273,8 +251,8 @@ def _classes() -> SimpleNamespace:
         """One agentgym-budget episode per row (see the module docstring)."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            check_loop_arguments(kwargs)
-            super().__init__(*args, **kwargs)
+            self.session_defaults, verl_arguments = entry_defaults(kwargs)
+            super().__init__(*args, **verl_arguments)
 
     BudgetAgentLoop.__module__ = __name__
     BudgetAgentLoop.__qualname__ = "BudgetAgentLoop"

@@ -15,6 +15,12 @@ A verl dataset row plays one episode with the ``agentgym_budget`` agent loop
 :func:`verl_rows` builds rows for a split and :func:`write_parquet` writes them
 (``agentgym-budget export-dataset --format verl``).
 
+The loop's YAML entry may carry the session fields too (``max_turns: 12``, ``env_id: ...``): they are
+job-wide defaults (:func:`entry_defaults`), and a row's ``extra_info`` wins field by field. The env
+(``env_id`` with its ``env_kwargs`` and ``split``) is one unit: a row that names an ``env_id`` takes
+none of the entry's. The entry's ``max_turns`` is the budget of a row that sets none and draws none
+(a row's ``budgets`` draw wins); ``task`` and ``seed`` belong to each row, never to the entry.
+
 Example:
     >>> config, episode = row_episode({"env_id": "TextWorld-CoinCollector-v0", "env_kwargs": "level=1",
     ...     "seed": 3, "max_turns": 5, "index": 0})
@@ -28,11 +34,21 @@ Example:
     Traceback (most recent call last):
     ...
     agentgym_budget.errors.InvalidOptionError: Unknown field 'max_turn' in a verl row's extra_info. Did you mean 'max_turns'?
+
+    Job-wide defaults from the loop's YAML entry; the row's fields win:
+
+    >>> defaults, _ = entry_defaults({"max_turns": 12, "env_id": "TextWorld-CoinCollector-v0", "tokenizer": None})
+    >>> config, episode = row_episode({"seed": 4}, defaults)
+    >>> config.label, episode
+    ('TextWorld-CoinCollector-v0 max_turns=12 reward=env', {'seed': 4})
+    >>> row_episode({"seed": 4, "max_turns": 3}, defaults)[1]
+    {'seed': 4, 'max_turns': 3}
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import numbers
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,6 +59,7 @@ from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.integrations.session_config import EPISODE_FIELDS, SessionConfig, episode_fields
 
 __all__ = ["verl_rows"]
+
 
 AGENT_NAME = "agentgym_budget"
 """The name the agent loop is registered under (a row's ``agent_name``)."""
@@ -60,20 +77,90 @@ DEFAULT_VERL_SYSTEM_PROMPT = (
 
 _KNOWN = (*CONFIG_FIELDS, *EPISODE_FIELDS)
 
+ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(SessionConfig) if f.init)
+"""Keys of the loop's YAML entry that are job-wide defaults: the ``SessionConfig`` fields."""
+
+_ENV_FIELDS = ("env_id", "env_kwargs", "split")
+_ROW_ONLY = ("task", "seed")
+
 
 def _plain(value: Any) -> Any:
-    """Numpy arrays and scalars (how verl and pandas hand parquet values over) as Python values."""
+    """Numpy arrays and scalars (how verl and pandas hand parquet values over) and omegaconf containers as Python values."""
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         return value.tolist()
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping):  # also an omegaconf DictConfig (a YAML entry's value)
         return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):  # also a ListConfig
         return [_plain(item) for item in value]
     return value
 
 
-def row_episode(extra_info: Mapping[str, Any]) -> tuple[SessionConfig, dict[str, Any]]:
+def entry_defaults(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split the loop's constructor arguments into job-wide session defaults and verl's own arguments.
+
+    verl passes the keys of the loop's YAML entry to its constructor beside its own arguments
+    (``trainer_config``, ``tokenizer``, ...). The :data:`ENTRY_FIELDS` among them are defaults for every
+    row (see the module docstring); ``None`` counts as absent. With an ``env_id`` the defaults are
+    checked at once (an unregistered id or a bad value fails the job's start, not its first row).
+
+    Raises:
+        InvalidOptionError: ``task`` or ``seed`` (they name one episode: a row field), a near miss of a
+            session field (did-you-mean), or a value the session config refuses.
+        InvalidBudgetError: ``max_turns`` or ``budgets`` is not a positive integer.
+
+    Example:
+        >>> entry_defaults({"max_turns": 12, "tokenizer": None, "hf_model_type": "qwen2"})
+        ({'max_turns': 12}, {'tokenizer': None, 'hf_model_type': 'qwen2'})
+        >>> entry_defaults({"max_turn": 12})
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: Unknown key 'max_turn' in the agentgym_budget agent-loop entry. Did you mean 'max_turns'? The entry's session fields (env_id, env_kwargs, split, max_turns, budgets, budget_weights, show_budget, show_actions, reward, process_reward, info_keys) are job-wide defaults; a row's extra_info overrides them.
+    """
+    defaults: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if key in _ROW_ONLY:
+            raise InvalidOptionError(
+                f"{key!r} in the {AGENT_NAME} agent-loop entry names one episode: it is a field of each row's "
+                "extra_info (agentgym-budget export-dataset writes it), not a job-wide default."
+            )
+        if key in ENTRY_FIELDS:
+            if value is not None:
+                defaults[key] = _plain(value)
+            continue
+        close = difflib.get_close_matches(str(key), _KNOWN, n=1, cutoff=0.8)  # verl's own names stay clear
+        if close:
+            raise InvalidOptionError(
+                f"Unknown key {key!r} in the {AGENT_NAME} agent-loop entry. Did you mean {close[0]!r}? The entry's "
+                f"session fields ({', '.join(ENTRY_FIELDS)}) are job-wide defaults; a row's extra_info overrides them."
+            )
+        rest[key] = value
+    if "env_id" in defaults:
+        _session_config(defaults, {})
+    return defaults, rest
+
+
+def _session_config(defaults: Mapping[str, Any], row: Mapping[str, Any]) -> SessionConfig:
+    """The session config of a row: the entry's ``defaults`` overridden by the row's config fields."""
+    base = {key: value for key, value in defaults.items() if not ("env_id" in row and key in _ENV_FIELDS)}
+    values = {**base, **{key: row[key] for key in CONFIG_FIELDS if key in row}}
+    if "env_id" not in values:
+        raise InvalidOptionError(
+            "A verl row's extra_info needs 'env_id' (e.g. 'TextWorld-CoinCollector-v0'), or the "
+            f"{AGENT_NAME} agent-loop entry a job-wide env_id; build rows with "
+            "`agentgym-budget export-dataset --format verl`."
+        )
+    return SessionConfig.from_mapping(values)
+
+
+def row_episode(
+    extra_info: Mapping[str, Any], defaults: Mapping[str, Any] | None = None
+) -> tuple[SessionConfig, dict[str, Any]]:
     """Read a row's ``extra_info``: the env stack's config and the episode fields (see the module docstring).
+
+    Args:
+        extra_info: The row's ``extra_info``.
+        defaults: Job-wide session defaults from the loop's YAML entry (:func:`entry_defaults`).
 
     Raises:
         InvalidOptionError: Not a mapping, no ``env_id``, a misspelt key or a field of the wrong type.
@@ -90,12 +177,7 @@ def row_episode(extra_info: Mapping[str, Any]) -> tuple[SessionConfig, dict[str,
         hint = "" if key in _KNOWN else did_you_mean(str(key), _KNOWN)
         if hint:
             raise InvalidOptionError(f"Unknown field {key!r} in a verl row's extra_info.{hint}")
-    if "env_id" not in values:
-        raise InvalidOptionError(
-            "A verl row's extra_info needs 'env_id' (e.g. 'TextWorld-CoinCollector-v0'); "
-            "build rows with `agentgym-budget export-dataset --format verl`."
-        )
-    config = SessionConfig.from_mapping({key: values[key] for key in CONFIG_FIELDS if key in values})
+    config = _session_config(defaults or {}, values)
     return config, episode_fields({key: values[key] for key in EPISODE_FIELDS if key in values})
 
 

@@ -11,7 +11,7 @@ Example:
     >>> check_env_kwargs("TextWorld-CoinCollector-v0", {"levle": 110})
     Traceback (most recent call last):
     ...
-    agentgym_budget.errors.InvalidOptionError: TextWorld-CoinCollector-v0 has no argument 'levle'. Did you mean 'level'? Its arguments: level (default 5), split (default 'train'), render_mode (default None), lean (default False).
+    agentgym_budget.errors.InvalidOptionError: TextWorld-CoinCollector-v0 has no argument 'levle'. Did you mean 'level'? Its arguments: level (default 5), progress (default 'plan'), split (default 'train'), render_mode (default None), lean (default False).
     >>> default_split("TextWorld-CoinCollector-v0"), default_split("agentgym_budget/TextWorld-File-v0")
     ('train', 'all')
 """

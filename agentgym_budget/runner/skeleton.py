@@ -7,7 +7,8 @@ how a run goes. :func:`run_analysis` is that shared course, and an analysis plug
 1. lock the output directory (:func:`~agentgym_budget.runner.run_lock.lock_directory`), so no other
    command writes into it;
 2. :meth:`Analysis.prepare`: read the run's inputs (reference logs, task lists) and pin its settings
-   (:func:`~agentgym_budget.runner.store.pin_settings`), so a resumed run is the same run;
+   (:func:`~agentgym_budget.runner.store.pin_settings`), so a resumed run is the same run; then record
+   what produces it (:meth:`Analysis.provenance`, ``provenance.json``: :mod:`~agentgym_budget.runner.provenance`);
 3. open the log (:class:`~agentgym_budget.runner.store.JsonlStore`) and :meth:`Analysis.plan` the jobs
    whose records it does not hold yet (resume);
 4. execute them in local worker processes or Ray actors
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.runner.pool import Emit, JobBackend, run_logged_jobs
+from agentgym_budget.runner.provenance import write_provenance
 from agentgym_budget.runner.run_lock import lock_directory
 from agentgym_budget.runner.store import Check, JsonlStore
 
@@ -87,6 +89,10 @@ class Analysis:
 
     def prepare(self, out: Path) -> None:
         """Read the run's inputs and pin its settings in ``out`` (before the log is opened)."""
+
+    def provenance(self) -> dict[str, Any]:
+        """What the run plays, for its ``provenance.json`` (:func:`~agentgym_budget.runner.provenance.run_inputs`)."""
+        return {}
 
     def plan(self, store: JsonlStore, backend: JobBackend | None) -> JobPlan:
         """The jobs whose records ``store`` does not hold yet."""
@@ -135,6 +141,7 @@ def run_analysis(
     out = Path(out)
     with lock_directory(out, analysis.name):
         analysis.prepare(out)
+        write_provenance(out, **analysis.provenance())
         with JsonlStore(out / analysis.log_file, key=analysis.key, check=analysis.check) as store:
             plan = analysis.plan(store, backend)
             job, finalize = analysis.job()

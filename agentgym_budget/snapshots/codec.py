@@ -23,17 +23,17 @@ they are the same. ``buffers`` lists ``[offset, nbytes, dtype, shape]`` for each
 integers, finite floats, strings and lists are themselves; every other value is a one-key object
 naming its kind:
 
-==============================  ==========================================================
-``{"t": [...]}``                tuple
-``{"d": [[key, value], ...]}``  dict (insertion order kept)
+====================================  =====================================================
+``{"t": [...]}``                      tuple
+``{"d": [[key, value], ...]}``        dict (insertion order kept)
 ``{"s": [...]}`` / ``{"fs": [...]}``  set / frozenset (items sorted by their encoding)
-``{"f": "nan"}``                non-finite float (``"nan"``, ``"inf"``, ``"-inf"``)
-``{"b": i}`` / ``{"a": i}``     bytes / numpy array held in buffer ``i``
-``{"n": [dtype, value]}``       numpy scalar
-``{"q": [[...], maxlen]}``      ``collections.deque``
-``{"j": value}``                plain JSON data (:class:`JsonData`)
-``{"r": [name, {field: value}]}``  a record: one of the state classes in :data:`RECORDS`
-==============================  ==========================================================
+``{"f": "nan"}``                      non-finite float (``"nan"``, ``"inf"``, ``"-inf"``)
+``{"b": i}`` / ``{"a": i}``           bytes / numpy array held in buffer ``i``
+``{"n": [dtype, value]}``             numpy scalar
+``{"q": [[...], maxlen]}``            ``collections.deque``
+``{"j": value}``                      plain JSON data (:class:`JsonData`)
+``{"r": [name, {field: value}]}``     a record: one of the state classes in :data:`RECORDS`
+====================================  =====================================================
 
 Why this format rather than pickle: decoding only parses JSON, copies numeric buffers whose
 dtype is in a fixed list, and builds dataclasses named in the closed table :data:`RECORDS`
@@ -78,7 +78,9 @@ from agentgym_budget.snapshots.keys import current_key, seal, unseal
 __all__ = ["FORMAT_VERSION", "MAGIC", "RECORDS", "JsonData", "decode", "encode"]
 
 MAGIC = b"AGBSNAP\x00"
+"""The first bytes of every serialised snapshot."""
 FORMAT_VERSION = 1
+"""The snapshot format this code writes and reads; another version is refused."""
 _PREFIX = struct.Struct("<8sII16s")
 _ALIGN = 8
 
@@ -91,6 +93,7 @@ RECORDS: dict[str, str] = {
     "AlfworldState/1": "agentgym_budget.tasks.alfworld.portable:PortableAlfworldState",
     "AlfworldEnvState/1": "agentgym_budget.tasks.alfworld.portable:PortableAlfworldEnvState",
     "WebShopSession/1": "agentgym_budget.tasks.webshop.session:Session",
+    "BabyAIState/1": "agentgym_budget.tasks.babyai.state:BabyAIState",
 }
 """Every class a snapshot may hold, by record name: the only classes :func:`decode` builds.
 

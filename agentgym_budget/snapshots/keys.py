@@ -42,7 +42,9 @@ from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError
 __all__ = ["ENV_VAR", "SEAL_MAGIC", "current_key", "seal", "unseal", "use_key"]
 
 ENV_VAR = "AGENTGYM_BUDGET_SNAPSHOT_KEY"
+"""The environment variable whose value, when set, is the key that seals and checks snapshots."""
 SEAL_MAGIC = b"AGBSEAL\x00"
+"""The first bytes of a sealed snapshot (an HMAC over the snapshot follows them)."""
 _MAC_BYTES = 32
 _key: bytes | None = None
 

@@ -50,6 +50,29 @@ FIELD_RULES: dict[tuple[str, str], Callable[[Any, str, Any], Any]] = {
 """``(wrapper class name, field) -> check(value, name, current)`` for fields whose rule is not their kind's."""
 
 
+def check_plain_part(wrapper: str, values: dict[str, Any]) -> None:
+    """Raise :class:`SnapshotMismatchError` unless ``wrapper``'s checked fields (``values``) fit together.
+
+    Gymnasium's ``PassiveEnvChecker`` compares its first step with the reset, its second with the first,
+    each against the data it kept (``_previous_data``), which it drops once both checks are done: until
+    then the data must be there, or its next step unpacks ``None`` (a ``TypeError``).
+
+    Example:
+        >>> check_plain_part("PassiveEnvChecker", {"checked_step": False, "checked_data_reuse": True, "_previous_data": None})
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.SnapshotMismatchError: Malformed snapshot: the PassiveEnvChecker field _previous_data is None (NoneType); expected the reset's or the last step's (observation, info) until checked_step and checked_data_reuse are both True.
+    """
+    if wrapper != "PassiveEnvChecker" or values.get("_previous_data") is not None:
+        return
+    if not (values.get("checked_step") is True and values.get("checked_data_reuse") is True):
+        raise schema.mismatch(
+            "the PassiveEnvChecker field _previous_data",
+            None,
+            "the reset's or the last step's (observation, info) until checked_step and checked_data_reuse are both True",
+        )
+
+
 def check_plain_field(wrapper: str, field: str, value: Any, current: Any) -> Any:
     """``value`` for ``wrapper``'s ``field`` (whose value is ``current`` now), checked and copied.
 

@@ -47,7 +47,7 @@ from gymnasium.utils import RecordConstructorArgs
 
 from agentgym_budget.errors import AgentGymBudgetError, SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.snapshots import schema
-from agentgym_budget.snapshots.plain_parts import check_plain_field
+from agentgym_budget.snapshots.plain_parts import check_plain_field, check_plain_part
 from agentgym_budget.snapshots.state import EnvState
 
 __all__ = ["clone", "fingerprint", "get_state", "layers", "set_state"]
@@ -125,6 +125,7 @@ def _checked_wrapper_part(wrapper: gym.Wrapper, part: Any) -> Callable[[], None]
     owned = _wrapper_part(wrapper)
     fields = schema.fields(part, f"the {kind.__name__} part", frozenset(owned))
     values = {name: check_plain_field(kind.__name__, name, fields[name], owned[name]) for name in owned}
+    check_plain_part(kind.__name__, values)
     return lambda: wrapper.__dict__.update(values)
 
 

@@ -1,7 +1,7 @@
 """Statistics of the study: intervals with checked coverage, hierarchical bootstrap, claims and verdicts.
 
 May import: :mod:`agentgym_budget.errors` only (and numpy). It sits in the agents/chat/stats layer: the
-runner, the evaluations and training use it.
+runner, the evaluations, training and the study use it.
 """
 
 from agentgym_budget.stats.claims import (

@@ -6,6 +6,7 @@ Each family is a subpackage that registers its own ids on import:
 * :mod:`agentgym_budget.tasks.alfworld`: ALFWorld household tasks (generated or official data).
 * :mod:`agentgym_budget.tasks.webshop`: WebShop-style shopping (generated catalogs or WebShop's data files).
 * :mod:`agentgym_budget.tasks.twx`: the TextWorldExpress games (its native simulator, in a JVM).
+* :mod:`agentgym_budget.tasks.babyai`: minigrid's BabyAI levels as GLAM's text, with its bot as the expert.
 
 The room for task families; a new family is a subpackage here: an env subclassing
 :class:`~agentgym_budget.core.env.TextEnv` (with native snapshots), its engine and data, and a ``register()``
@@ -18,6 +19,6 @@ wrappers, vector envs, agents or anything above (the registry loads the families
 
 from __future__ import annotations
 
-from agentgym_budget.tasks import alfworld, textworld, twx, webshop  # noqa: F401  (importing a family registers its ids)
+from agentgym_budget.tasks import alfworld, babyai, textworld, twx, webshop  # noqa: F401  (importing a family registers its ids)
 
 __all__: list[str] = []

@@ -13,9 +13,10 @@ Checks: Gymnasium's ``check_env``; the standard ``info`` keys and types (less th
 env leaves out, its ``omitted_info_keys``, which must then be absent); same seed ->
 same task and trajectory; snapshot/restore equals a fresh replay (native and replay
 modes); a snapshot's serialised form (and its pickle) restores into a new stack; ``TurnBudget``
-truncation; fork independence; typed errors for non-string
-actions, steps after the end and unknown info keys; and hypothesis fuzzing of actions
-(random unicode, control characters, backslashes, meta-commands, very long strings).
+truncation; fork independence; ``info["state_digest"]`` (forks agree, a round trip such as ``go east``
+then ``go west`` comes back to its digest, different states differ: :mod:`~agentgym_budget.testing._digest`);
+typed errors for non-string actions, steps after the end and unknown info keys; and hypothesis fuzzing
+of actions (random unicode, control characters, backslashes, meta-commands, very long strings).
 Actions are drawn from ``info["admissible_actions"]``; an env that omits that key (TextWorld's lean
 mode) plays from :attr:`EnvConformance.fallback_actions` instead.
 Needs ``pytest`` and ``hypothesis`` (the ``test`` extra).
@@ -36,6 +37,7 @@ from gymnasium.utils.env_checker import check_env
 
 from agentgym_budget.core.info_keys import STANDARD_INFO_KEYS
 from agentgym_budget.errors import EpisodeOverError, InvalidActionError, InvalidInfoKeyError
+from agentgym_budget.testing._digest import Trip, check_state_digest, round_trips
 from agentgym_budget.testing._play import (
     FALLBACK_ACTIONS,
     NASTY_ACTIONS,
@@ -57,6 +59,9 @@ class EnvConformance:
         seed: Seed of the episodes the checks play.
         steps: Random steps played before snapshots / comparisons.
         fuzz_examples: Hypothesis examples for the action fuzzer.
+        keeping_action: An action that leaves the engine state as it is (its digest must not change).
+        round_trip_required: Fail when the walk finds no round trip (:meth:`round_trips`) to check the
+            digest with; ``False`` for worlds without one (a single room with nothing to undo).
     """
 
     env_id: ClassVar[str] = ""
@@ -65,6 +70,16 @@ class EnvConformance:
     steps: ClassVar[int] = 8
     fuzz_examples: ClassVar[int] = 60
     fallback_actions: ClassVar[tuple[str, ...]] = FALLBACK_ACTIONS
+    keeping_action: ClassVar[str] = "inventory"
+    round_trip_required: ClassVar[bool] = True
+
+    def round_trips(self, info: dict[str, Any]) -> list[Trip]:
+        """Round trips from the state of ``info``: ``(commands to a state, commands away and back)``.
+
+        The default finds opposite moves (``go east`` / ``go west``), ``open`` / ``close``, two ``go to`` places
+        and WebShop's ``next >`` / ``< prev``; override it for a family whose round trips are spelled otherwise.
+        """
+        return round_trips(info.get("admissible_actions") or ())
 
     def first_action(self, info: dict[str, Any]) -> str:
         """An action to play from ``info``: its first admissible action, else the first fallback action."""
@@ -224,6 +239,23 @@ class EnvConformance:
             assert len({id(fork.unwrapped) for fork in forks} | {id(env.unwrapped)}) == 4
         finally:
             self._closing(env, *forks)()
+
+    def test_state_digest(self) -> None:
+        configured = set(self.env_kwargs.get("info_keys") or ())
+
+        def make(info_keys: set[str] = frozenset()) -> gym.Env:  # the requested keys beside the configured ones
+            return self.make_env(**({"info_keys": configured | set(info_keys)} if configured or info_keys else {}))
+
+        checked, listed = check_state_digest(
+            make,
+            seed=self.seed,
+            steps=self.steps,
+            keeping_action=self.keeping_action,
+            trips=self.round_trips,
+            fallback=self.fallback_actions,
+        )
+        if self.round_trip_required and listed:
+            assert checked, "the walk found no round trip to check state_digest with (see round_trips)"
 
     def test_turn_budget_truncation(self) -> None:
         env = TurnBudget(self.make_env(), max_turns=3)

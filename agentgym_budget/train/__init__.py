@@ -1,4 +1,4 @@
-"""Training LLM agents on the suite's environments (extra ``trl``): ``agentgym-budget train`` and ``study``.
+"""Training LLM agents on the suite's environments (extra ``trl``): ``agentgym-budget train``.
 
 One module per concept, each importing torch / transformers / TRL only when used:
 
@@ -13,12 +13,13 @@ One module per concept, each importing torch / transformers / TRL only when used
   (CPU by default; one CUDA GPU, bf16, vLLM colocate generation) and the ``gpu-qwen2.5`` preset;
 * :mod:`~agentgym_budget.train.metrics` and :mod:`~agentgym_budget.train.report`: logs, summary, plot;
 * :mod:`~agentgym_budget.train.config` and :mod:`~agentgym_budget.train.recipe`: what to train (the recipes
-  ``sft``, ``fixed``, ``budgetmix``, ``curriculum``) and how a run executes, with its layout;
-* :mod:`~agentgym_budget.train.study`: the three recipes, then their evaluation on held-out tasks.
+  ``sft``, ``fixed``, ``budgetmix``, ``curriculum``) and how a run executes, with its layout.
 
-May import every room below the CLI: :mod:`agentgym_budget.eval`, :mod:`agentgym_budget.integrations`,
+The study, which trains these recipes and then evaluates them, is the floor above: :mod:`agentgym_budget.study`.
+
+May import every room below the study: :mod:`agentgym_budget.eval`, :mod:`agentgym_budget.integrations`,
 :mod:`agentgym_budget.runner`, :mod:`agentgym_budget.agents`, :mod:`agentgym_budget.chat`,
-:mod:`agentgym_budget.stats` and the layers below. Only the CLI imports it.
+:mod:`agentgym_budget.stats` and the layers below. The study and the CLI import it.
 """
 
 __all__: list[str] = []

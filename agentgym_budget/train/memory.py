@@ -5,7 +5,7 @@ CPU training keeps, beside the process itself, the weights with their gradients 
 the activations of every layer and the logits over the vocabulary (several fp32 copies: the logits,
 their log-softmax and its gradient), which dominate for a model with a large vocabulary (SmolLM2:
 49,152 tokens). :func:`estimate_peak_bytes` adds these up, with coefficients calibrated by
-``benchmarks/train_memory.py`` (each measured peak of docs/training.md lies below its estimate);
+``benchmarks/train_memory.py`` (each measured peak of docs/results/log.md lies below its estimate);
 :func:`check_memory` raises :class:`~agentgym_budget.errors.TrainingMemoryError` naming the flags to
 change when the estimate of a :class:`~agentgym_budget.train.config.TrainConfig` exceeds the machine's
 memory (``agentgym-budget train`` also warns when it exceeds what other processes leave available now).

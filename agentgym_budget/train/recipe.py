@@ -19,6 +19,7 @@ episode), ``curriculum`` (GRPO, budgets growing in stages).
 Layout of ``out``::
 
     run.json                  the TrainConfig (a rerun must match it: it resumes); ``init`` relative to ``out``
+    provenance.json           what produced the run (versions, the base model's SHA-256, ...: runner.provenance)
     sft/demonstrations.jsonl  one record per demonstration episode played (won, turns, commands, ...)
     sft/base/                 the untrained base model and its tokenizer
     sft/checkpoints/          TRL checkpoints (checkpoint-N); sft/metrics.jsonl: loss by step
@@ -51,8 +52,10 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.agents.hf_model import load_causal_lm
+from agentgym_budget.agents.registry import parse_agent
 from agentgym_budget.chat.format import ChatFormat
 from agentgym_budget.errors import DataError, InvalidOptionError, RunConfigError
+from agentgym_budget.runner.provenance import run_inputs, write_provenance
 from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.runner.store import same_path
 from agentgym_budget.storage.safe_json import read_json_file
@@ -227,6 +230,19 @@ def _copy_final(source: Path, final: Path) -> None:
     temporary.rename(final)
 
 
+def training_provenance(config: TrainConfig) -> dict[str, Any]:
+    """What a training run records in ``provenance.json``: its env, demonstration agent, base model and libraries."""
+    from agentgym_budget.agents.pretrained import PRETRAINED, packaged_gguf
+
+    models = {}
+    if config.model is not None:
+        models["model"] = packaged_gguf(config.model) if config.model in PRETRAINED else config.model
+    if config.init is not None:
+        models["init"] = config.init
+    inputs = run_inputs([config.session_config().ref], [parse_agent(config.sft_agent)])
+    return {**inputs, "models": models, "libraries": ("torch", "transformers", "trl", "peft", "accelerate")}
+
+
 def run_training(config: TrainConfig, out: str | Path, *, progress: bool = True, plots: bool = True) -> dict[str, Any]:
     """Run (or resume) ``config`` into ``out``; returns the summary written to ``out/summary.json``.
 
@@ -240,6 +256,7 @@ def run_training(config: TrainConfig, out: str | Path, *, progress: bool = True,
     check_device(config.device)
     out = Path(out)
     _check_run(config, out)
+    write_provenance(out, **training_provenance(config))
     began = time.perf_counter()
     if config.init is not None and not (Path(config.init) / "config.json").is_file():
         raise InvalidOptionError(f"--init {config.init!r} is not a model directory (no config.json).")

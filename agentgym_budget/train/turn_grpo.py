@@ -5,9 +5,10 @@ The subclass made by :func:`turn_credit_trainer` only replaces the per-rollout a
 (shape ``(B,)``) by a per-token one (shape ``(B, T)``, which TRL's loss accepts):
 
 * each rollout plays a :class:`TurnToolEnv`, which records every turn's reward (shaped under
-  ``--process-reward``) and, for ``gigpo``, a digest of the state the turn acted from
-  (:func:`state_digest`: the bytes of the stack's ``StateSnapshot`` state, so equal digests are
-  exactly equal states, turn counter and budget included);
+  ``--process-reward``) and, for ``gigpo``, the state the turn acted from: the env's own
+  ``info["state_digest"]`` (:mod:`agentgym_budget.core.state_digest`: equal engine states, whatever
+  path led there) with the turns left (under a budget the same engine state with fewer turns left is
+  another decision);
 * the completion's model-written spans (``completion_mask * tool_mask`` runs, one per reply) are
   matched with the turns: reply ``k`` is turn ``k``; replies after the last turn (the one that stops,
   calls after the end) take the last turn's advantage. When the number of tool answers differs
@@ -28,58 +29,17 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agentgym_budget.dependencies import require
-from agentgym_budget.errors import SnapshotUnsupportedError
 from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.integrations.trl import BudgetToolEnv, check_trainer_args, play_free_text
-from agentgym_budget.snapshots import stack as snapshot
-from agentgym_budget.snapshots.codec import encode
 from agentgym_budget.train.credit import RolloutTurns, check_credit, state_groups, turn_advantages, useful_fraction
 
-_BOOKKEEPING_LAYERS = ("gymnasium.wrappers.common.",)
-"""Layers whose snapshot part is not environment state (Gymnasium's checking and ordering wrappers)."""
-
 __all__ = ["TurnToolEnv"]
-
-
-def state_digest(env: Any, commands: Sequence[str] = ()) -> str:
-    """A digest of ``env``'s state: equal digests are equal states.
-
-    The stack's native snapshot (:func:`agentgym_budget.snapshots.stack.get_state`) without the parts of
-    Gymnasium's own checking wrappers (``PassiveEnvChecker`` remembers whether ``step`` was ever
-    called and the last data it saw: bookkeeping, not state). An env without native snapshots is
-    identified by its stack, task, budget and the commands played so far (``commands``).
-
-    Example:
-        >>> import gymnasium as gym
-        >>> from agentgym_budget.wrappers import TurnBudget
-        >>> a, b = (TurnBudget(gym.make("agentgym_budget/TextWorld-CoinCollector-v0"), max_turns=5) for _ in "ab")
-        >>> _ = a.reset(seed=1), b.reset(seed=1)
-        >>> state_digest(a) == state_digest(b)
-        True
-        >>> _ = a.step("look")
-        >>> state_digest(a) == state_digest(b)
-        False
-    """
-    try:
-        state = snapshot.get_state(env)
-        kept = tuple(
-            (name, part)
-            for name, part in zip(state.stack, state.parts, strict=True)
-            if not name.startswith(_BOOKKEEPING_LAYERS)
-        )
-        data = encode(kept)
-    except SnapshotUnsupportedError:
-        layer = env
-        while hasattr(layer, "env") and not hasattr(layer, "max_turns"):
-            layer = layer.env
-        data = repr((snapshot.fingerprint(env), getattr(layer, "max_turns", None), tuple(commands))).encode()
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 class TurnToolEnv(BudgetToolEnv):
@@ -87,11 +47,14 @@ class TurnToolEnv(BudgetToolEnv):
 
     Args:
         config: What to play.
-        record_states: Record a :func:`state_digest` before every turn (``gigpo``).
+        record_states: Record the state each turn acts from (``gigpo``): its ``info["state_digest"]`` and
+            the turns left, as ``"<digest>/<turns left>"``.
         ignore_columns: Dataset columns that are not episode fields.
     """
 
     def __init__(self, config: SessionConfig, *, record_states: bool = False, ignore_columns: Iterable[str] = ()):
+        if record_states:
+            config = dataclasses.replace(config, info_keys=(*config.info_keys, "state_digest"))
         super().__init__(config, ignore_columns=ignore_columns)
         self._record_states = record_states
         self._rewards: list[float] = []
@@ -116,7 +79,7 @@ class TurnToolEnv(BudgetToolEnv):
         session = self.session
         playing = session.last is not None and not session.last.done
         if playing and self._record_states:
-            self._states.append(state_digest(session.env, session.record()["commands"]))
+            self._states.append(f"{session.last.info['state_digest']}/{session.last.turns_left}")
         answer = super().act(command)
         if playing:
             self._rewards.append(session.last.reward)

@@ -53,6 +53,7 @@ from agentgym_budget.prepare import prepare_tasks
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import output_set, parse_plot_formats, plot_names, write_csv
 from agentgym_budget.runner.pool import JobBackend
+from agentgym_budget.runner.provenance import run_inputs
 from agentgym_budget.runner.records import episode_problem
 from agentgym_budget.runner.seeds import episode_seed
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis, summary_options
@@ -308,6 +309,9 @@ class _PassKT(Analysis):
         self.task_ids = self.config.resolve_tasks()
         _check_resume(out, self.config, self.task_ids)
         self.planned = plan_episodes(self.config, self.task_ids)
+
+    def provenance(self) -> dict[str, Any]:
+        return run_inputs([self.config.env], self.config.specs)
 
     def plan(self, store: JsonlStore, backend: JobBackend | None) -> JobPlan:
         config = self.config

@@ -116,7 +116,7 @@ def success_vs_budget_figure(grids: Sequence[AgentGrid]) -> Any:
     """Pass@(K,T) against T: one panel per K, one line (with interval band) per grid."""
     ks = grids[0].ks
     labels = _labels(grids)
-    figure, axes = new_figure(len(ks))
+    figure, axes = new_figure(len(ks), columns=2 if len(ks) <= 4 else 3)  # 2 x 2 for K = 1, 2, 4, 8: legible on a page
     for i, (k, axis) in enumerate(zip(ks, axes, strict=True)):
         for index, grid in enumerate(grids):
             gaps = np.diff(grid.budgets).min() if len(grid.budgets) > 1 else 1
@@ -137,7 +137,7 @@ def passk_vs_k_figure(grids: Sequence[AgentGrid]) -> Any:
     """Pass@(K,T) against K (log scale): one panel per T, one line (with interval band) per grid."""
     budgets = grids[0].budgets
     labels = _labels(grids)
-    figure, axes = new_figure(len(budgets), columns=5, width=3.6)
+    figure, axes = new_figure(len(budgets), columns=3, width=3.6)
     for j, (t, axis) in enumerate(zip(budgets, axes, strict=True)):
         for index, grid in enumerate(grids):
             ks = shifted(grid.ks, index, len(grids), step=0.08, log=True)

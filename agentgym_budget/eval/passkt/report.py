@@ -5,7 +5,10 @@ a line that is not an episode record is an error naming it) and ``run.json`` of 
 :func:`report` summarises them together (agents from several runs are compared on their common
 tasks) and writes the summary files and plots as one consistent set
 (:func:`~agentgym_budget.runner.outputs.output_set`) into ``out``, which must not be a run directory
-unless ``force``: a report never overwrites a run's own summary by accident.
+unless ``force``: a report never overwrites a run's own summary by accident. Runs whose
+``provenance.json`` differ in an engine, library or model version or digest are combined with a
+:class:`~agentgym_budget.runner.provenance.ProvenanceWarning` per difference (:attr:`Report.warnings`);
+``summary.json`` keeps every run's provenance.
 
 Which grid (:func:`choose_grid`): a budget ``T`` or breadth ``K`` the logs cannot support is an error
 that says what the logs hold, never a grid of empty cells. Without explicit ``ks`` / ``budgets`` the
@@ -42,6 +45,7 @@ from agentgym_budget.eval.estimator import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE
 from agentgym_budget.eval.passkt.plan import EPISODES_FILE, RUN_FILE, episode_key, write_summary
 from agentgym_budget.eval.passkt.summary import GroupKey, Summary, group_key, outcome_table, summarize
 from agentgym_budget.runner.env_args import default_split
+from agentgym_budget.runner.provenance import read_provenance, warn_if_different
 from agentgym_budget.runner.records import episode_problem
 from agentgym_budget.runner.run_lock import lock_directory
 from agentgym_budget.runner.store import read_jsonl
@@ -272,12 +276,15 @@ class Report:
         files: The files written.
         notes: What the reader should know about the grid (budgets or K left out, agents without
             common tasks).
+        warnings: The runs' provenance differs in an engine, library or model (one line each; also
+            issued as :class:`~agentgym_budget.runner.provenance.ProvenanceWarning`).
     """
 
     summary: Summary
     out: Path
     files: list[Path]
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _is_run_directory(path: Path) -> bool:
@@ -358,6 +365,8 @@ def report(
         seed=seed,
     )
     notes += _unpaired_notes(summary)
+    provenance = {str(directory): read_provenance(directory) for directory in loaded.directories}
+    mismatches = warn_if_different(provenance)
     settings = {
         "sources": [str(d) for d in loaded.directories],
         "ks": chosen_ks,
@@ -366,7 +375,9 @@ def report(
         "seed": seed,
         "notes": notes,
         "runs": loaded.configs,
+        "provenance": provenance,
+        "provenance_warnings": mismatches,
     }
     with lock_directory(out, "report"):
         files = write_summary(summary, out, settings, plots=plots, plot_formats=plot_formats)
-    return Report(summary, out, files, notes)
+    return Report(summary, out, files, notes, mismatches)

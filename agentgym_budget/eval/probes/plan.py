@@ -44,6 +44,7 @@ from agentgym_budget.eval.process_signal import analyze_signal
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
+from agentgym_budget.runner.provenance import run_inputs
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis, summary_options
 from agentgym_budget.runner.store import JsonlStore, pin_settings
 from agentgym_budget.runner.validation import count, run_agents, run_envs
@@ -338,6 +339,9 @@ class _Probe(Analysis):
             keep="the envs, seed, reference, budget, slack, continuation, rollouts and budget visibility",
             files=("reference",),
         )
+
+    def provenance(self) -> dict[str, Any]:
+        return run_inputs(self.config.envs, self.config.specs, {"reference": self.config.reference})
 
     def plan(self, store: JsonlStore, backend: JobBackend | None) -> JobPlan:
         config = self.config

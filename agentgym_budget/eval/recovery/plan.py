@@ -43,6 +43,7 @@ from agentgym_budget.eval.recovery.summary import RecoverySummary, summarize_rec
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.outputs import parse_plot_formats
 from agentgym_budget.runner.pool import JobBackend
+from agentgym_budget.runner.provenance import run_inputs
 from agentgym_budget.runner.skeleton import Analysis, JobPlan, run_analysis, summary_options
 from agentgym_budget.runner.store import JsonlStore, pin_settings
 
@@ -300,6 +301,10 @@ class _Recovery(Analysis):
             keep="the envs, seed, reference, error preference, budget visibility and natural budget",
             files=("reference",),
         )
+
+    def provenance(self) -> dict[str, Any]:
+        config = self.config
+        return run_inputs(config.envs, config.specs, {"reference": config.reference, "episodes": config.episodes})
 
     def plan(self, store: JsonlStore, backend: JobBackend | None) -> JobPlan:
         plan = plan_recovery_jobs(self.config, store.records, self.trajectories)

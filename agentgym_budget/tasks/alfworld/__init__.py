@@ -32,7 +32,7 @@ Example:
 
 from __future__ import annotations
 
-from agentgym_budget.registration import register_env
+from agentgym_budget.registration import declare_engine, register_env
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
 __all__ = ["SPLITS", "register"]
@@ -46,6 +46,7 @@ _NEEDS = {"extra": "alfworld", "requires": ("alfworld", "fast_downward")}
 
 def register() -> None:
     """Register the ALFWorld ids with Gymnasium (no ``alfworld`` import)."""
+    declare_engine("alfworld", ("alfworld", "textworld", "fast-downward-textworld"))
     register_env(
         "ALFWorld-v0",
         _ENTRY_POINT,

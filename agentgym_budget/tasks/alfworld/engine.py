@@ -13,7 +13,7 @@ same order (``textworld.start(game, infos, wrappers=[AlfredDemangler(...), Alfre
 On top of it: the planner's plan (:meth:`AlfworldEngine.plan`: Fast Downward on the
 goal-relevant part of the state, computed only when asked and cached per state), native
 snapshots (:meth:`AlfworldEngine.save` / ``restore``) with a portable form
-(:meth:`EngineSnapshot.portable`, :mod:`.portable`), and forks sharing the loaded game and
+(:meth:`EngineSnapshot.portable`, :mod:`~.alfworld.portable`), and forks sharing the loaded game and
 planner library (:meth:`AlfworldEngine.fork`).
 
 Example:
@@ -136,7 +136,7 @@ class EngineSnapshot:
     pddl: PddlSnapshot
 
     def portable(self) -> PortableAlfworldState:
-        """This state as plain data, restorable in any process (:mod:`.portable`)."""
+        """This state as plain data, restorable in any process (:mod:`~.alfworld.portable`)."""
         state = self.pddl.state
         return PortableAlfworldState(
             game_digest=game_digest(self.game_path),

@@ -3,7 +3,7 @@
 :class:`ALFWorldEnv` follows the :class:`~agentgym_budget.core.env.TextEnv` contract on the real
 ALFWorld text engine (:class:`~.engine.AlfworldEngine`). Family specifics:
 
-* tasks: generated offline from the ALFRED scenes shipped in ``alfworld`` (:mod:`.generator`,
+* tasks: generated offline from the ALFRED scenes shipped in ``alfworld`` (:mod:`~.alfworld.generator`,
   task ids ``"<task_type>-<seed>"``), or, with ``data_dir=...`` (or ``$AGENTGYM_BUDGET_ALFWORLD_DATA``),
   the official ``json_2.1.1`` games (task ids ``"<task folder>/<trial folder>"``, :mod:`.data`);
 * splits: ``train``, ``valid_seen`` (seen scenes, other tasks) and ``valid_unseen`` (scenes held
@@ -14,8 +14,9 @@ ALFWorld text engine (:class:`~.engine.AlfworldEngine`). Family specifics:
 * ``goal``: the task text (``"put a hot apple in fridge."``);
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` from the planner (``expert="planner"``,
   computed only when requested and cached per state) or ALFWorld's handcoded expert
-  (``expert="handcoded"``); ``facts`` (true PDDL facts with entity names, sorted), ``task_type``
-  and ``game_file``;
+  (``expert="handcoded"``); ``facts`` (true PDDL facts with entity names, sorted), ``task_type``,
+  ``game_file`` and ``state_digest`` (of the true PDDL facts by entity id, less ``checked``: the
+  domain's note of what the agent looked at, which no action or goal reads);
 * commands: white space collapsed and lower-cased; anything that is not an admissible command
   is one normal turn answered ``"Nothing happens."``, as in ALFWorld;
 * snapshots: native (planner state id + PDDL facts) within an episode and in forks (which share
@@ -304,6 +305,10 @@ class ALFWorldEnv(TextEnv):
     def _save_engine(self) -> Any:
         expert = self._handcoded.copy() if self._handcoded is not None else None
         return _Snapshot(self._engine.save(), tuple(self._commands), expert, self._goal)
+
+    def _state_data(self) -> Any:  # not `checked`: ALFWorld's note of what was looked at, which nothing reads
+        facts = self._engine.facts()
+        return sorted(f"{name}({','.join(arguments)})" for name, arguments in facts if name != "checked")
 
     def _verify_state(self, state: Any) -> None:
         engine = state.engine

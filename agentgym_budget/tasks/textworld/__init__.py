@@ -18,7 +18,7 @@ TextWorld; the engine loads when an env is made.
 
 from __future__ import annotations
 
-from agentgym_budget.registration import register_env
+from agentgym_budget.registration import declare_engine, register_env
 
 __all__ = ["register"]
 
@@ -27,6 +27,7 @@ _ENV_MODULE = "agentgym_budget.tasks.textworld.env"
 
 def register() -> None:
     """Register the TextWorld ids with Gymnasium."""
+    declare_engine("textworld", ("textworld", "jericho"))
     register_env(
         "TextWorld-Cooking-v0",
         f"{_ENV_MODULE}:CookingEnv",

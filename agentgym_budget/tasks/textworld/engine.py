@@ -15,7 +15,7 @@ added:
   (the game progression, policies, move count), which restores the exact game in well
   under a millisecond, instead of ``env.copy()`` which deep-copies the game;
 * saved states have a portable form (:meth:`TextWorldEngineState.portable`, plain data:
-  :mod:`.portable`) that restores in any process, whatever its ``PYTHONHASHSEED``;
+  :mod:`~.textworld.portable`) that restores in any process, whatever its ``PYTHONHASHSEED``;
 * :meth:`TextWorldEngine.fork` makes an engine on the same game that shares this one's
   interpreter (:mod:`.interpreter`): no new interpreter to start, each engine's z-machine
   state is swapped in when it acts.
@@ -198,7 +198,7 @@ class TextWorldEngineState:
     score: int
 
     def portable(self) -> PortableTextWorldState:
-        """This state as plain data, restorable in any process (:mod:`.portable`)."""
+        """This state as plain data, restorable in any process (:mod:`~.textworld.portable`)."""
         ram, stack, pc, sp, fp, frames, opcode, rng, narrative = self.interpreter
         trackers = (
             JsonData(None)
@@ -329,6 +329,16 @@ class TextWorldEngine:
         score = state.get("score") or 0
         gained, self.score = score - self.score, score
         return state, gained
+
+    def world_state(self) -> dict[str, Any]:
+        """TextWorld's model of the game now: its true facts (sorted), each quest's completed and failed
+        flags, and the score (what ``info["state_digest"]`` digests; needs the state tracking)."""
+        progression = self._layers()[0]._game_progression
+        return {
+            "facts": sorted(str(fact) for fact in progression.state.facts),
+            "quests": [[quest.completed, quest.failed] for quest in progression.quest_progressions],
+            "score": int(self.score),
+        }
 
     def _layers(self) -> tuple[StateTracking, Inform7Data, JerichoEnv]:
         tracking = self._env._wrapped_env

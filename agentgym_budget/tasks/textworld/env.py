@@ -4,12 +4,13 @@ Every env here plays ``.z8`` games through :class:`~.engine.TextWorldEngine` and
 follows the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specifics:
 
 * reward: the game score gained this turn (episode return = final score);
-* ``progress``: ``score / max_score`` (``1.0`` once won when a game has no score);
+* ``progress``: ``score / max_score`` (``1.0`` once won when a game has no score), or with
+  ``progress="plan"`` (Coin Collector's default) the share of the winning route walked (:mod:`.progress`);
 * ``won`` / ``lost``: TextWorld's end-of-game messages;
 * ``goal``: the game's objective text;
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` (TextWorld's winning policy,
   re-planned from the current state), ``score``, ``max_score``, ``moves``, ``inventory``,
-  ``description`` and ``facts`` (sorted);
+  ``description``, ``facts`` (sorted) and ``state_digest`` (of the facts, the quests' flags and the score);
 * turns and moves: a *turn* is one ``step`` call, whatever the agent typed (this is what
   ``TurnBudget`` counts); ``moves`` is TextWorld's count of the game actions the game carried
   out (parser errors, refused commands and actions that fail, such as walking into a wall, are
@@ -24,8 +25,8 @@ follows the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specific
 * lean mode (``lean=True``, every TextWorld id): TextWorld's state tracking (the quest and world
   model it updates after every command to know the admissible commands, the expert's plan, the
   facts and the move count) runs only if a requested ``info`` key needs it: ``admissible_actions``
-  becomes an opt-in key, and ``expert_action``, ``expert_plan``, ``facts`` and ``moves`` turn the
-  tracking on when requested. Without them a step costs the interpreter plus a few parsing
+  becomes an opt-in key, and ``expert_action``, ``expert_plan``, ``facts``, ``moves`` and
+  ``state_digest`` turn the tracking on when requested. Without them a step costs the interpreter plus a few parsing
   passes (``benchmarks/textworld_lean.py``). Observations, rewards, ``won`` / ``lost``,
   ``progress``, ``goal``, the command screening and snapshots are those of the default mode;
   ``info`` lacks ``admissible_actions`` unless requested (:attr:`TextWorldEnv.omitted_info_keys`).
@@ -48,6 +49,7 @@ from agentgym_budget.storage.safe_json import resolve_user_path
 from agentgym_budget.tasks.textworld import games
 from agentgym_budget.tasks.textworld.commands import UNKNOWN_VERB_FEEDBACK, check_command
 from agentgym_budget.tasks.textworld.engine import TextWorldEngine, TextWorldEngineState
+from agentgym_budget.tasks.textworld.progress import check_progress_mode, initial_plan_length
 from agentgym_budget.tasks.textworld.turns import (
     LEAN_INFO_KEYS,
     TEXTWORLD_INFO_KEYS,
@@ -78,33 +80,56 @@ class TextWorldEnv(TextEnv):
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
         lean: Run TextWorld's state tracking only for the requested ``info`` keys that need it
             (:data:`TRACKED_INFO_KEYS`; see the module docstring).
+        progress: What ``info["progress"]`` measures: ``"score"`` or ``"plan"`` (:mod:`.progress`).
 
     Raises:
-        InvalidOptionError: ``lean`` is not a bool.
+        InvalidOptionError: ``lean`` is not a bool, or ``progress`` is not a mode.
     """
 
     optional_info_keys: ClassVar[Mapping[str, str]] = TEXTWORLD_INFO_KEYS
     max_replay_actions: ClassVar[int | None] = None  # states always hold the engine state
 
     def __init__(
-        self, *, split: str, info_keys: Any = None, render_mode: str | None = None, lean: bool = False
+        self,
+        *,
+        split: str,
+        info_keys: Any = None,
+        render_mode: str | None = None,
+        lean: bool = False,
+        progress: str = "score",
     ) -> None:
         if not isinstance(lean, bool):
             raise InvalidOptionError(f"{type(self).__name__}: lean must be True or False, got {lean!r}.")
         self.lean = lean
+        self.progress = check_progress_mode(progress, type(self).__name__)
         if lean:
             self.optional_info_keys = LEAN_INFO_KEYS
         super().__init__(split=split, info_keys=info_keys, render_mode=render_mode)
         self._refusal = UNKNOWN_VERB_FEEDBACK
         keys = self.info_keys
         admissible = not lean or "admissible_actions" in keys
-        self.tracking = admissible or bool(keys & TRACKED_INFO_KEYS)
+        plan = self.progress == "plan"
+        self.tracking = admissible or plan or bool(keys & TRACKED_INFO_KEYS)
         self.omitted_info_keys = frozenset() if admissible else frozenset({"admissible_actions"})
-        self._engine = TextWorldEngine(request_infos(keys, lean=lean, admissible=admissible, tracking=self.tracking))
+        infos = request_infos(keys, lean=lean, admissible=admissible, tracking=self.tracking, plan=plan)
+        self._engine = TextWorldEngine(infos)
+        self._plan_starts: dict[str, int] = {}
 
     def _tracking_config(self) -> Mapping[str, Any]:
-        """Part of :meth:`_config`: states of an env without state tracking hold no trackers."""
-        return {} if self.tracking else {"state_tracking": False}
+        """Part of :meth:`_config`: states of an env without state tracking hold no trackers; the progress mode."""
+        config: dict[str, Any] = {} if self.tracking else {"state_tracking": False}
+        if self.progress != "score":
+            config["progress"] = self.progress
+        return config
+
+    def _plan_start(self, task_id: str) -> int | None:
+        """The winning route's length at the task's start in ``"plan"`` progress mode, else ``None``."""
+        if self.progress != "plan":
+            return None
+        start = self._plan_starts.get(task_id)
+        if start is None:
+            start = self._plan_starts[task_id] = initial_plan_length(self._game_path(task_id)) or 0
+        return start
 
     def _game_path(self, task_id: str) -> str:
         """The ``.z8`` file of ``task_id``."""
@@ -117,11 +142,14 @@ class TextWorldEnv(TextEnv):
 
     def _begin(self, task_id: str, engine_seed: int) -> Turn:
         self._engine.load(self._game_path(task_id))
-        return self._turn(self._engine.reset(engine_seed), 0, turn=0)
+        state = self._engine.reset(engine_seed)
+        if self.progress == "plan" and task_id not in self._plan_starts:
+            self._plan_starts[task_id] = len(state.get("policy_commands") or ())
+        return self._turn(state, 0, turn=0, task_id=task_id)
 
     def _act(self, command: str) -> Turn:
         state, gained = self._engine.step(command)
-        return self._turn(state, gained, turn=len(self._actions) + 1)
+        return self._turn(state, gained, turn=len(self._actions) + 1, task_id=self._task_id)
 
     def _sanitize(self, action: str) -> str | None:
         check = check_command(action)
@@ -131,6 +159,9 @@ class TextWorldEnv(TextEnv):
 
     def _save_engine(self) -> Any:
         return self._engine.save()
+
+    def _state_data(self) -> Any:
+        return self._engine.world_state()
 
     def _verify_state(self, state: TextEnvState) -> None:
         engine = state.engine
@@ -155,8 +186,8 @@ class TextWorldEnv(TextEnv):
     def _close_engine(self) -> None:
         self._engine.close()
 
-    def _turn(self, state: textworld.GameState, reward: int, *, turn: int) -> Turn:
-        return make_turn(state, reward, turn=turn, keys=self.info_keys)
+    def _turn(self, state: textworld.GameState, reward: int, *, turn: int, task_id: str) -> Turn:
+        return make_turn(state, reward, turn=turn, keys=self.info_keys, plan_start=self._plan_start(task_id))
 
 
 class GeneratedGameEnv(TextWorldEnv):
@@ -175,12 +206,12 @@ class GeneratedGameEnv(TextWorldEnv):
         info_keys: Any = None,
         render_mode: str | None = None,
         lean: bool = False,
+        progress: str = "score",
     ) -> None:
+        options = _options(split, info_keys, render_mode, lean, progress)
         if not hasattr(self, "_ezpickle_kwargs"):
-            EzPickle.__init__(
-                self, recipe, prefix, split=split, info_keys=info_keys, render_mode=render_mode, lean=lean
-            )
-        super().__init__(split=split, info_keys=info_keys, render_mode=render_mode, lean=lean)
+            EzPickle.__init__(self, recipe, prefix, **options)
+        super().__init__(**options)
         self.recipe = recipe
         self.prefix = prefix
         self._paths: dict[str, str] = {}
@@ -211,9 +242,9 @@ def _seed_and_split(task_id: str) -> tuple[int, str]:
     return seed, next(name for name, seeds in games.SPLIT_SEEDS.items() if seed in seeds)
 
 
-def _options(split: str, info_keys: Any, render_mode: str | None, lean: bool) -> dict[str, Any]:
+def _options(split: str, info_keys: Any, render_mode: str | None, lean: bool, progress: str) -> dict[str, Any]:
     """The keyword arguments every TextWorld env takes, as one dict (for ``EzPickle`` and the base class)."""
-    return {"split": split, "info_keys": info_keys, "render_mode": render_mode, "lean": lean}
+    return {"split": split, "info_keys": info_keys, "render_mode": render_mode, "lean": lean, "progress": progress}
 
 
 _OPTIONS = [
@@ -223,6 +254,7 @@ _OPTIONS = [
         ("info_keys", None, "Any"),
         ("render_mode", None, "str | None"),
         ("lean", False, "bool"),
+        ("progress", "score", "str"),
     )
 ]
 
@@ -231,7 +263,8 @@ def _keyword_options(init: Callable[..., None]) -> Callable[..., None]:
     """``init`` (taking ``**options``) with the signature that names them (what ``gym.make`` callers see)."""
     signature = inspect.signature(init)
     own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    init.__signature__ = signature.replace(parameters=[*own, *_OPTIONS])
+    names = {p.name for p in own}
+    init.__signature__ = signature.replace(parameters=[*own, *(p for p in _OPTIONS if p.name not in names)])
     return init
 
 
@@ -255,10 +288,11 @@ class CoinCollectorEnv(GeneratedGameEnv):
     def __init__(
         self,
         level: int = 5,
+        progress: str = "plan",
         **options: Any,
     ):
-        EzPickle.__init__(self, level=level, **options)
-        super().__init__(games.coin_collector_recipe(level), f"coin-l{level}", **options)
+        EzPickle.__init__(self, level=level, progress=progress, **options)
+        super().__init__(games.coin_collector_recipe(level), f"coin-l{level}", progress=progress, **options)
 
 
 class TreasureHunterEnv(GeneratedGameEnv):
@@ -327,13 +361,14 @@ class FileEnv(TextWorldEnv):
         info_keys: Any = None,
         render_mode: str | None = None,
         lean: bool = False,
+        progress: str = "score",
     ):
         if path is None:
             raise DataError(
                 "TextWorld-File-v0 needs the argument 'path' (--env-args path=...): a .z8 game or a folder of "
                 'them, e.g. gym.make("agentgym_budget/TextWorld-File-v0", path="games/").'
             )
-        options = _options(split, info_keys, render_mode, lean)
+        options = _options(split, info_keys, render_mode, lean, progress)
         EzPickle.__init__(self, path=path, **options)
         super().__init__(**options)
         root = resolve_user_path(path, what="TextWorld-File-v0")

@@ -16,6 +16,7 @@ import textworld
 
 from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.core.turn import Turn
+from agentgym_budget.tasks.textworld.progress import plan_progress
 
 __all__ = ["request_infos"]
 
@@ -29,7 +30,9 @@ TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
     "facts": "the true facts of the game state, human readable and sorted (list[str])",
 }
 
-TRACKED_INFO_KEYS: frozenset[str] = frozenset({"admissible_actions", "expert_action", "expert_plan", "facts", "moves"})
+TRACKED_INFO_KEYS: frozenset[str] = frozenset(
+    {"admissible_actions", "expert_action", "expert_plan", "facts", "moves", "state_digest"}
+)
 """``info`` keys computed from TextWorld's state tracking: in lean mode, requesting one turns the tracking on."""
 
 LEAN_INFO_KEYS: Mapping[str, str] = {
@@ -59,7 +62,9 @@ def clean_feedback(feedback: str, *, turn: int) -> str:
     return text
 
 
-def request_infos(keys: AbstractSet[str], *, lean: bool, admissible: bool, tracking: bool) -> textworld.EnvInfos:
+def request_infos(
+    keys: AbstractSet[str], *, lean: bool, admissible: bool, tracking: bool, plan: bool = False
+) -> textworld.EnvInfos:
     """The infos TextWorld computes at every step for the ``info`` keys ``keys``.
 
     Args:
@@ -67,6 +72,7 @@ def request_infos(keys: AbstractSet[str], *, lean: bool, admissible: bool, track
         lean: The env is in lean mode.
         admissible: ``admissible_actions`` are reported.
         tracking: TextWorld's state tracking runs (see :data:`TRACKED_INFO_KEYS`).
+        plan: ``progress`` is computed from the winning policy (:mod:`.progress`'s ``"plan"`` mode).
     """
     return textworld.EnvInfos(
         admissible_commands=admissible,
@@ -75,7 +81,7 @@ def request_infos(keys: AbstractSet[str], *, lean: bool, admissible: bool, track
         won=True,
         lost=True,
         objective=True,
-        policy_commands=bool(keys & {"expert_action", "expert_plan"}),
+        policy_commands=plan or bool(keys & {"expert_action", "expert_plan"}),
         moves="moves" in keys,
         inventory="inventory" in keys,
         description="description" in keys,
@@ -84,12 +90,28 @@ def request_infos(keys: AbstractSet[str], *, lean: bool, admissible: bool, track
     )
 
 
-def make_turn(state: textworld.GameState, reward: int, *, turn: int, keys: AbstractSet[str]) -> Turn:
-    """The env's turn from TextWorld's ``state`` (``turn``: the episode's turn count, ``keys``: opt-in keys)."""
+def make_turn(
+    state: textworld.GameState, reward: int, *, turn: int, keys: AbstractSet[str], plan_start: int | None = None
+) -> Turn:
+    """The env's turn from TextWorld's ``state``.
+
+    Args:
+        state: TextWorld's game state after the turn.
+        reward: The score gained this turn.
+        turn: The episode's turn count.
+        keys: The requested opt-in ``info`` keys.
+        plan_start: The winning policy's length at reset when ``progress`` is in ``"plan"`` mode
+            (:mod:`.progress`), else ``None`` (``progress`` is ``score / max_score``).
+    """
     score = state.get("score") or 0
     max_score = state.get("max_score") or 0
     won = bool(state.get("won"))
-    progress = min(1.0, max(0.0, score / max_score)) if max_score > 0 else float(won)
+    if plan_start is not None:
+        policy = state.get("policy_commands")
+        remaining = None if policy is None or state.get("lost") else len(policy)
+        progress = plan_progress(remaining=remaining, initial=plan_start, won=won)
+    else:
+        progress = min(1.0, max(0.0, score / max_score)) if max_score > 0 else float(won)
     admissible = tuple(state.get("admissible_commands") or ())
     return Turn(
         observation=clean_feedback(state.feedback or "", turn=turn),

@@ -51,12 +51,14 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import heapq
 import itertools
 import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar, NoReturn
@@ -69,7 +71,11 @@ from agentgym_budget.errors import InterpreterHaltedError
 __all__: list[str] = []
 
 _CALL_TIME_LIMIT = 10.0
-"""Seconds (wall clock) one ``load``/``reset``/``step`` may run; real TextWorld steps take milliseconds."""
+"""CPU seconds of its thread one ``load``/``reset``/``step`` may use; real TextWorld steps take milliseconds.
+
+Counted on the calling thread's CPU clock, not the wall clock: on a machine so busy that a call waits for a
+core (a 2-core machine at load 14 made a story's start take over 10 s of wall time), a call that has not
+looped is never stopped. Where a thread's CPU clock cannot be read, the wall clock is used."""
 
 BREAK_AFTER = 0.5
 """Seconds after the halt flag before the watchdog ends a loop inside one instruction (then again every as long)."""
@@ -188,25 +194,58 @@ def _guard_runtime_errors(lib: Any) -> Any:
     return guard
 
 
+def _thread_cpu_clock() -> Callable[[], float] | None:
+    """A function reading the calling thread's CPU time (from any thread), or ``None`` where there is none."""
+    try:
+        clock = time.pthread_getcpuclockid(threading.get_ident())
+        time.clock_gettime(clock)
+    except (AttributeError, OSError):
+        return None
+    return functools.partial(time.clock_gettime, clock)
+
+
+@dataclasses.dataclass
+class _Call:
+    """A watched call: its library and halt flag, whether the flag was set, and its thread's CPU clock."""
+
+    lib: Any
+    flag: ctypes.c_int
+    fired: list[bool]
+    seconds: float
+    cpu: Callable[[], float] | None
+    cpu_start: float
+
+    def cpu_left(self) -> float:
+        """CPU seconds the call may still use (0 without a CPU clock: its wall-clock deadline decides)."""
+        if self.cpu is None:
+            return 0.0
+        try:
+            return self.seconds - (self.cpu() - self.cpu_start)
+        except OSError:  # the thread has ended: the call is over
+            return self.seconds
+
+
 class Watchdog:
-    """One thread that sets a jericho library's ``emulator_halted`` flag when a call passes its deadline."""
+    """One thread that sets a jericho library's ``emulator_halted`` flag when a call uses up its CPU time."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._deadlines: list[tuple[float, int]] = []
-        self._active: dict[int, tuple[Any, ctypes.c_int, list[bool]]] = {}
+        self._active: dict[int, _Call] = {}
         self._tickets = itertools.count()
         self._thread: threading.Thread | None = None
 
     def arm(self, lib: Any, flag: ctypes.c_int, seconds: float) -> tuple[int, list[bool]]:
-        """Watch a call into ``lib``: ``flag`` is set after ``seconds``; the returned list's item says whether it was.
+        """Watch a call into ``lib`` made by this thread: ``flag`` is set once the thread has used ``seconds`` of
+        CPU time in it (:data:`_CALL_TIME_LIMIT`); the returned list's item says whether it was.
 
         If the call still runs :data:`BREAK_AFTER` seconds later, :func:`_break_object_walk` ends the loop it is in.
         """
         fired = [False]
+        cpu = _thread_cpu_clock()
         with self._condition:
             ticket = next(self._tickets)
-            self._active[ticket] = (lib, flag, fired)
+            self._active[ticket] = _Call(lib, flag, fired, seconds, cpu, cpu() if cpu is not None else 0.0)
             entry = (time.monotonic() + seconds, ticket)
             heapq.heappush(self._deadlines, entry)
             if self._thread is None:
@@ -235,11 +274,15 @@ class Watchdog:
                     self._condition.wait(remaining)
                     continue
                 heapq.heappop(self._deadlines)
-                lib, flag, fired = self._active[ticket]
-                if fired[0]:  # the flag did not stop it: a loop inside one instruction
-                    _break_object_walk(lib)
-                fired[0] = True
-                flag.value = 1
+                call = self._active[ticket]
+                left = 0.0 if call.fired[0] else call.cpu_left()
+                if left > 0:  # the thread waited for a core: it gets the CPU time it has not used yet
+                    heapq.heappush(self._deadlines, (time.monotonic() + left, ticket))
+                    continue
+                if call.fired[0]:  # the flag did not stop it: a loop inside one instruction
+                    _break_object_walk(call.lib)
+                call.fired[0] = True
+                call.flag.value = 1
                 heapq.heappush(self._deadlines, (time.monotonic() + BREAK_AFTER, ticket))
 
 
@@ -269,7 +312,7 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
     Args:
         story_file: The story file to run.
         seed: The interpreter's seed.
-        time_limit: Seconds one call may run (:data:`_CALL_TIME_LIMIT`).
+        time_limit: CPU seconds one call may use (:data:`_CALL_TIME_LIMIT`).
 
     Raises:
         InterpreterHaltedError: The story halted or ran past ``time_limit`` while starting.
@@ -341,7 +384,7 @@ class GuardedFrotzEnv(jericho.FrotzEnv):
         if fired[0] or flag.value > 0:
             story = self.story_file.decode("utf-8", "replace")
             self.halted_reason = (
-                f"The z-machine ran {what} for over {self.time_limit:g} s and was stopped (the story {story} "
+                f"The z-machine ran {what} for over {self.time_limit:g} s of CPU time and was stopped (the story {story} "
                 "loops without asking for input)."
                 if fired[0]
                 else f"The z-machine halted on a runtime error (an illegal opcode, a bad address, a division by zero) in the story {story} "

@@ -27,7 +27,7 @@ Example:
 
 from __future__ import annotations
 
-from agentgym_budget.registration import register_env
+from agentgym_budget.registration import declare_engine, register_env
 from agentgym_budget.tasks.twx.games import FOLD_SEEDS, GAMES
 
 __all__ = ["register"]
@@ -37,6 +37,7 @@ _ENV_MODULE = "agentgym_budget.tasks.twx.env"
 
 def register() -> None:
     """Register the TWX ids with Gymnasium."""
+    declare_engine("twx", ("textworld-express", "py4j"), runtime=java_runtime)
     for spec in GAMES.values():
         class_name = "TWX" + spec.env_name.removeprefix("TWX-").removesuffix("-v0") + "Env"
         register_env(
@@ -49,6 +50,19 @@ def register() -> None:
             requires=("textworld_express", "py4j"),
             programs=("java",),
         )
+
+
+def java_runtime() -> dict[str, str | None]:
+    """The Java runtime the TWX ids start (its ``java -version`` line and path), for run provenance."""
+    from agentgym_budget._internal.program_version import program_version
+    from agentgym_budget.errors import MissingDependencyError
+    from agentgym_budget.tasks.twx.gateway import java_command
+
+    try:
+        java = java_command()
+    except MissingDependencyError:
+        return {"java": None}
+    return {"java": program_version([java, "-version"]), "java_path": java}
 
 
 register()

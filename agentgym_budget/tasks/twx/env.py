@@ -12,7 +12,10 @@ Family specifics:
   (the engine answers that it does not understand);
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` from the engine's gold path while the
   episode has followed it (``None`` / ``[]`` once it has left it: TextWorldExpress cannot re-plan),
-  ``score`` (normalised), ``raw_score``, ``look`` and ``inventory``;
+  ``score`` (normalised), ``raw_score``, ``look``, ``inventory`` and ``state_digest`` (of every room's
+  description as the engine writes it, the agent's room, the inventory, score and task status; games
+  without rooms: the ``look`` view; TextWorldExpress serialises no game, so state it never describes
+  is not in it);
 * snapshots replay the action history into a new game of the same seed, in this process's JVM
   (TextWorldExpress cannot copy a game); a snapshot of more than :data:`MAX_REPLAY_ACTIONS`
   actions is refused.
@@ -116,6 +119,7 @@ class TWXEnv(TextEnv):
         self._on_gold = True
         self._position = 0
         self._task_text = ""
+        self._last_data: Mapping[str, Any] = {}
         self._connect()
 
     # ------------------------------------------------------------------ hooks
@@ -152,6 +156,11 @@ class TWXEnv(TextEnv):
         if self._on_gold and (position >= len(self._gold) or self._gold[position] != command):
             self._on_gold = False
         return self._turn(data, position=position + 1)
+
+    def _state_data(self) -> Any:
+        data, rooms = self._last_data, gateway.world_view(self._live_engine())
+        view = {key: data[key] for key in ("inventory", "scoreRaw", "tasksuccess", "taskfailure")}
+        return {**view, "rooms": rooms, "look": data["look"] if rooms is None else None}
 
     def _close_engine(self) -> None:
         engine, self._engine = self._engine, None
@@ -214,6 +223,7 @@ class TWXEnv(TextEnv):
         return response, ""
 
     def _turn(self, data: Mapping[str, Any], *, position: int) -> Turn:
+        self._last_data = data
         score = float(data["score"])
         reward, self._score = score - self._score, score
         extras: dict[str, Any] = {}

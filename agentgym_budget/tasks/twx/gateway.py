@@ -40,6 +40,7 @@ JAVA_INSTALL_HINT = (
     "Install a Java runtime (11 or newer), e.g. `apt-get install default-jre-headless` on Debian/Ubuntu "
     "(or set JAVA_HOME to one), then check it with `java -version`."
 )
+"""What to do when no Java runtime is found (part of the error that says so)."""
 
 
 @dataclass
@@ -186,6 +187,27 @@ def seeded_gold_path(interface: Any, agent: str, seed: int, fold: str) -> str:
             getattr(interface, "goldPath_$eq")(result._2())
             return string_join("\n", interface.getGoldActionSequence())
     return ""
+
+
+def world_view(interface: Any) -> list[str] | None:
+    """Where the agent is and every room's description, as ``interface``'s game writes them (objects,
+    containers and their contents, doors); ``None`` for a game without rooms (its one view is ``look``).
+
+    Reads the game's own objects (``locations``, ``agentLocation``); changes nothing.
+    """
+    game = interface.game()
+    kind = game.getClass().getName()
+    if kind in _ROOMLESS:
+        return None
+    try:
+        rooms = game.locations()
+    except Exception:  # py4j's Py4JError: this game keeps no list of rooms
+        _ROOMLESS.add(kind)
+        return None
+    return [game.agentLocation().name(), *(room.getDescription() for room in rooms)]
+
+
+_ROOMLESS: set[str] = set()
 
 
 def string_join(separator: str, values: Any) -> str:

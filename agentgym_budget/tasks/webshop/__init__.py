@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from agentgym_budget.registration import register_env
+from agentgym_budget.registration import declare_engine, register_env
 
 __all__ = ["register"]
 
@@ -40,6 +40,7 @@ _NEEDS = {"extra": "webshop", "requires": ("bm25s", "Stemmer", "rapidfuzz")}
 
 def register() -> None:
     """Register the WebShop ids with Gymnasium."""
+    declare_engine("webshop", ("bm25s", "PyStemmer", "rapidfuzz"))  # the engine is ours; its search is theirs
     register_env(
         "WebShop-v0",
         f"{_ENV_MODULE}:WebShopEnv",

@@ -4,7 +4,7 @@ A :class:`Catalog` holds the products (compact :class:`Product` records, always 
 memory), a way to get each product's long texts (:class:`ProductDetails`: description,
 feature bullets, reviews; generated on demand for built-in catalogs, stored for real
 data), the instructions (:class:`Goal`) and the train / valid / test split of the
-instructions. Both sources of catalogs (:mod:`.generator` and :mod:`.data`) produce one.
+instructions. Both sources of catalogs (:mod:`~.webshop.generator` and :mod:`.data`) produce one.
 
 Splits follow WebShop's convention for its human instructions: after a fixed shuffle,
 the first 500 instructions are the test split, the next 1,000 the valid split and the

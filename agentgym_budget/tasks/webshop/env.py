@@ -2,8 +2,9 @@
 
 Both follow the :class:`~agentgym_budget.core.env.TextEnv` contract. Family specifics:
 
-* actions: ``search[keywords]`` and ``click[label]`` (:mod:`.session`); any other string
-  is a normal turn that changes nothing and explains why;
+* actions: ``search[keywords]`` and ``click[label]``
+  (:mod:`agentgym_budget.tasks.webshop.session`); any other string is a normal turn that changes
+  nothing and explains why;
 * ``admissible_actions``: ``click[label]`` for every clickable label of the page, plus the
   template ``search[<keywords>]`` when the page has a search box (replace
   ``<keywords>`` with the query);
@@ -17,7 +18,8 @@ Both follow the :class:`~agentgym_budget.core.env.TextEnv` contract. Family spec
   product with the selected options would get now; after the purchase, the reward;
   elsewhere 0. It is a step-level signal usable as process supervision;
 * opt-in ``info`` keys: ``expert_action`` / ``expert_plan`` (:mod:`.expert`), ``page``,
-  ``asin``, ``selected_options``, ``reward_info``, ``goal_asin``, ``available_actions``;
+  ``asin``, ``selected_options``, ``reward_info``, ``goal_asin``, ``available_actions``,
+  ``state_digest`` (of the page, keywords, results page, product and selected options as a set);
 * snapshots are native: the engine state is the immutable :class:`~.session.Session`.
 
 Catalogs and their search indexes are loaded once per process and shared by every env
@@ -178,6 +180,10 @@ class WebShopEnvBase(TextEnv):
     def _save_engine(self) -> Any:
         return self._session
 
+    def _state_data(self) -> Any:
+        session = self._session  # not its feedback: it only explains the last action
+        return [session.page, session.keywords, session.results_page, session.item, sorted(session.chosen().items())]
+
     def _verify_state(self, state: TextEnvState) -> None:
         check_session(state.engine, len(self.shop.catalog))
 
@@ -263,7 +269,7 @@ class WebShopEnvBase(TextEnv):
 
 
 class WebShopEnv(WebShopEnvBase):
-    """``WebShop-v0`` and its sized variants: the built-in generated catalog (:mod:`.generator`).
+    """``WebShop-v0`` and its sized variants: the built-in generated catalog (:mod:`~.webshop.generator`).
 
     Args:
         num_products: Catalog size (50 to 2,000,000; ids fix it: 1k, 10k, 100k).

@@ -9,9 +9,8 @@ products by their lowercase ASIN, as WebShop does):
 
 ==============  ======================================================================
 ``search``      none; the search box: ``search[keywords]``
-``results``     ``back to search``, ``< prev`` (after page 1), ``next >`` (before the last
-                page, or on every page with ``next_on_every_page``), the ASINs of the 10
-                products on the page (50 results at most)
+``results``     ``back to search``, ``< prev`` (after page 1), ``next >`` (not on the last
+                page, unless ``next_on_every_page``), the page's 10 ASINs (of 50 at most)
 ``item``        ``back to search``, ``< prev`` (to the results), every option value,
                 ``description``, ``features``, ``reviews``, ``buy now``
 sub-pages       ``back to search``, ``< prev`` (to the item); pages ``description``,

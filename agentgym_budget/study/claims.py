@@ -84,9 +84,9 @@ def claim_records(
 
 
 def study_claims(out: str | Path, config: Any, agents: Mapping[str, str]) -> list[dict[str, Any]]:
-    """The claims of a study directory (``config``: its :class:`~agentgym_budget.train.study.StudyConfig`)."""
+    """The claims of a study directory (``config``: its :class:`~agentgym_budget.study.run.StudyConfig`)."""
     budgets = sorted(config.eval_budgets)
-    from agentgym_budget.train.study_arms import no_process_arm
+    from agentgym_budget.study.arms import no_process_arm
 
     settings = ClaimSettings(
         large_budget=budgets[-1],

@@ -4,23 +4,27 @@
 
 1. ``sft/``: recipe ``sft`` (the base policy, see :mod:`agentgym_budget.train.recipe`);
 2. one directory per RL arm and training seed (``fixed/``, ``fixed@1/``, ``budgetmix/``, ``curriculum/``, ...;
-   :mod:`agentgym_budget.train.study_arms`), each RL from ``sft/final`` on the same tasks and steps;
+   :mod:`agentgym_budget.study.arms`), each RL from ``sft/final`` on the same tasks and steps;
 3. ``passkt/``: the Pass@(K,T) grid of every checkpoint as ``hf:DIR`` agents on the first
    ``eval_tasks`` tasks of the **test** split (never trained on), budgets ``eval_budgets``;
 4. ``probe/`` and ``recovery/``: single-step probes (at discriminating states the agents visited) and
-   recovery probes of the same agents on the test split (:mod:`agentgym_budget.train.study_eval`).
+   recovery probes of the same agents on the test split (:mod:`agentgym_budget.study.evaluation`).
 
 It writes ``study.json`` (settings, the Pass@1 table at every budget with its interval, the
 step-value distribution of the probes, the ``claims`` with their verdicts:
-:mod:`agentgym_budget.train.study_claims`), ``study.md`` (the tables, claims and the text summaries of
-the three evaluations, with the wall and CPU time of every stage), two figures (``pass_at_1.png``: Pass@1 against
+:mod:`agentgym_budget.study.claims`), ``study.md`` (the tables, claims and the text summaries of
+the three evaluations, with the wall and CPU time of every stage, and a provenance section when its runs were
+produced by different engines, libraries or models), ``provenance.json`` (:mod:`agentgym_budget.runner.provenance`;
+each run below has its own), two figures (``pass_at_1.png``: Pass@1 against
 the budget and each RL run minus the base; ``training.png``: SFT loss, GRPO return and groups with a signal per
-step; :mod:`agentgym_budget.train.study_figures`) and ``timing.json`` (per stage: wall
+step; :mod:`agentgym_budget.study.figures`) and ``timing.json`` (per stage: wall
 seconds, CPU seconds of the process and its workers, load averages). ``study.json`` holds no time: with
 the same settings and seed it is byte-identical whatever the load, ``workers`` or the interleaving of
 episodes (up to the study directory's path inside the agent names).
 
 Example::
+
+    from agentgym_budget.study.run import StudyConfig, run_study
 
     summary = run_study(StudyConfig(), "runs/study")
 """
@@ -37,14 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, RunConfigError
+from agentgym_budget.runner.env_ref import EnvRef
+from agentgym_budget.runner.provenance import read_provenance, warn_if_different, write_provenance
 from agentgym_budget.runner.quiet import quiet_progress
 from agentgym_budget.runner.store import atomic_write_text
-from agentgym_budget.train.config import TrainConfig
-from agentgym_budget.train.grpo import GRPOSettings
-from agentgym_budget.train.recipe import run_training
-from agentgym_budget.train.study_arms import DEFAULT_ARMS, arm_config, check_arms
-from agentgym_budget.train.study_claims import study_claims
-from agentgym_budget.train.study_eval import (
+from agentgym_budget.study.arms import DEFAULT_ARMS, arm_config, check_arms
+from agentgym_budget.study.claims import study_claims
+from agentgym_budget.study.evaluation import (
     passkt_stage,
     passkt_tables,
     probe_stage,
@@ -53,8 +56,11 @@ from agentgym_budget.train.study_eval import (
     step_value_distribution,
     turn_quality,
 )
-from agentgym_budget.train.study_figures import study_figures
-from agentgym_budget.train.study_report import study_markdown
+from agentgym_budget.study.figures import study_figures
+from agentgym_budget.study.report import study_markdown
+from agentgym_budget.train.config import TrainConfig
+from agentgym_budget.train.grpo import GRPOSettings
+from agentgym_budget.train.recipe import run_training, training_provenance
 from agentgym_budget.train.trajectories import DEMONSTRATIONS
 
 __all__ = ["StudyConfig", "run_study"]
@@ -69,7 +75,7 @@ VOLATILE = ("wall_s_last_invocation", "elapsed_s")
 
 @dataclass(frozen=True)
 class StudyConfig:
-    """Settings of a study (defaults: the CPU study of the README; sizes: :mod:`~agentgym_budget.train.study_presets`).
+    """Settings of a study (defaults: the CPU study of the README; sizes: :mod:`~agentgym_budget.study.presets`).
 
     Attributes:
         env_id: Environment id.
@@ -86,7 +92,7 @@ class StudyConfig:
             kept where the candidate actions differ in value; 0: skip the stage).
         recovery_states: States of the recovery probes (0: skip the stage).
         train: The training settings shared by the recipes (its recipe and budgets are set per stage).
-        arms: The RL arms (:mod:`~agentgym_budget.train.study_arms`; ``fixed`` is required).
+        arms: The RL arms (:mod:`~agentgym_budget.study.arms`; ``fixed`` is required).
         model: The base policy SFT fine-tunes (``None``: the built-in tiny model; a local Hugging Face directory
             or a named model such as ``smollm2-135m``). Only applies when ``train`` is not given.
         workers: Evaluation worker processes.
@@ -136,7 +142,8 @@ class StudyConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidOptionError(f"StudyConfig: {name} must be a positive integer, got {value!r}.")
-        object.__setattr__(self, "arms", check_arms(self.arms, self.env_id))
+        env_kwargs = dict(EnvRef.parse(self.env_id, self.env_kwargs or None).kwargs)
+        object.__setattr__(self, "arms", check_arms(self.arms, self.env_id, env_kwargs))
         if self.demonstrations not in DEMONSTRATIONS:
             raise InvalidOptionError(
                 f"StudyConfig: demonstrations must be one of {', '.join(DEMONSTRATIONS)}, got {self.demonstrations!r}."
@@ -277,13 +284,12 @@ def run_study(
         InvalidOptionError: An unknown stage.
         RunConfigError: ``out`` holds a study with other settings.
     """
-    from agentgym_budget.runner.env_ref import EnvRef
-
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise InvalidOptionError(f"Unknown study stage(s) {unknown}; stages are {', '.join(STAGES)}.")
     out = Path(out)
     _check_study(config, out)
+    write_provenance(out, **training_provenance(config.recipe("sft")))
     sft_final = out / "sft" / "final"
     for name, directory, index in run_names(config):
         if name in stages:
@@ -313,8 +319,19 @@ def run_study(
     (out / "study.json").write_text(json.dumps(study, indent=2, sort_keys=True) + "\n")
     times = stage_times(out)
     figures = study_figures(out, config, study, times)
-    (out / "study.md").write_text(study_markdown(config, study, texts, times, figures))
+    markdown = study_markdown(config, study, texts, times, figures)
+    (out / "study.md").write_text(markdown + _provenance_section(out, config))
     return study
+
+
+def _provenance_section(out: Path, config: StudyConfig) -> str:
+    """Warn when the study's runs were produced by different engines, libraries or models; their list for study.md."""
+    names = [".", *(directory for _, directory, _ in run_names(config)), "passkt", "probe", "recovery"]
+    lines = warn_if_different({name: read_provenance(out / name) for name in names if (out / name).is_dir()})
+    if not lines:
+        return ""
+    items = "".join(f"- {line}\n" for line in lines)
+    return f"\n## Provenance\n\nThe runs combined here were not produced alike (their provenance.json):\n\n{items}"
 
 
 def _training_summary(directory: Path) -> dict[str, Any]:

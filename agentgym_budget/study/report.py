@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentgym_budget.train.study_claims import claims_markdown
+from agentgym_budget.study.claims import claims_markdown
 
 __all__ = ["demonstrations_line"]
 
@@ -216,7 +216,7 @@ def study_markdown(
     times: Mapping[str, Any],
     figures: Sequence[str] = (),
 ) -> str:
-    """The text of ``study.md`` (``config``: the :class:`~agentgym_budget.train.study.StudyConfig`; ``figures``:
+    """The text of ``study.md`` (``config``: the :class:`~agentgym_budget.study.run.StudyConfig`; ``figures``:
     the names of the figures drawn beside it)."""
     lines = [
         f"# Study on {config.env_id} ({config.env_kwargs}), held-out test tasks",
