@@ -169,7 +169,7 @@ def _act(agent: ScoreAgent, actions: list[str], goal: str = "Take the coin.", ob
 
 def test_hostile_candidates_get_an_error_or_a_bounded_behaviour(checkpoint: Path) -> None:
     agent = ScoreAgent(str(checkpoint), temperature=0)
-    with pytest.raises(AgentError, match=r"lists none\. Families that list them: TextWorld, TWX and ALFWorld"):
+    with pytest.raises(AgentError, match=r"lists none\. Families that list them: TextWorld, TWX, ALFWorld and BabyAI"):
         _act(agent, [])
     many = [f"take coin {i}" for i in range(10_000)]
     with pytest.raises(AgentError, match="10000 candidates in this state, more than max_candidates=1000"):
@@ -234,7 +234,12 @@ def test_probe_and_recovery_cli_play_a_scoring_agent(checkpoint: Path, tmp_path:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "env_args"),
-    [("TextWorld-CoinCollector-v0", "level=3"), ("TWX-CoinCollector-v0", ""), ("ALFWorld-v0", "")],
+    [
+        ("TextWorld-CoinCollector-v0", "level=3"),
+        ("TWX-CoinCollector-v0", ""),
+        ("ALFWorld-v0", ""),
+        ("BabyAI-GoToRedBall-v0", ""),
+    ],
 )
 def test_smollm2_plays_each_family_from_the_cli_and_repeats_greedy_runs(
     env: str, env_args: str, tmp_path: Path

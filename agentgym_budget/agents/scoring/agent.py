@@ -49,9 +49,11 @@ from agentgym_budget.agents.scoring.prompt import (
 from agentgym_budget.agents.scoring.scorer import DEFAULT_BATCH, PromptState, Scored, ScoreRequest, score
 from agentgym_budget.errors import AgentError, InvalidOptionError
 
-__all__ = ["ScoreAgent", "scoring_model"]
+__all__ = ["ScoreAgent"]
 
-SUPPORTED = "TextWorld, TWX and ALFWorld (admissible actions), WebShop (search queries built from the instruction)"
+SUPPORTED = (
+    "TextWorld, TWX, ALFWorld and BabyAI (admissible actions), WebShop (search queries built from the instruction)"
+)
 """Families whose states list the commands a scoring agent chooses among."""
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z_ ]+>")

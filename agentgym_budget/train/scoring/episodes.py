@@ -36,7 +36,7 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session import EpisodeSession, SessionState
 from agentgym_budget.train.rollouts import ROLLOUT_MODES, GroupSpec, rollout_seed
 
-__all__ = ["EpisodeTokens", "PlayOptions", "ScoredTurn", "ScoringRollout", "play_groups"]
+__all__ = ["play_groups"]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 from agentgym_budget.agents.scoring.policy import check_normalise
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["POLICIES", "ScoreSettings"]
+__all__ = ["ScoreSettings"]
 
 POLICIES = ("generate", "score")
 """How a trained model plays: it generates its command (``hf:``), or it scores the admissible ones (``score:``)."""

@@ -38,7 +38,7 @@ from agentgym_budget.train.scoring.episodes import EpisodeTokens
 from agentgym_budget.train.scoring.update import TrainedEpisode, policy_logprobs
 from agentgym_budget.train.trajectories import agent_info
 
-__all__ = ["demonstrations", "prepare", "sft_step"]
+__all__ = ["demonstrations"]
 
 
 def demonstrations(
@@ -108,7 +108,7 @@ def learning_rate(step: int, steps: int, peak: float) -> float:
 
     Example:
         >>> [round(learning_rate(s, 20, 1.0), 3) for s in (0, 1, 10, 19)]
-        [1.0, 0.994, 0.552, 0.006]
+        [1.0, 1.0, 0.541, 0.007]
     """
     warm = max(1, math.ceil(0.05 * steps))
     if step < warm:
