@@ -172,7 +172,7 @@ def _with_score_defaults(base):
         >>> argv = ["--recipe", "fixed", "--budget", "4", "--out", "x", "--model", "smollm2-135m", "--policy", "score"]
         >>> config = build_config(parser.parse_args([*argv, "--rl-learning-rate", "3e-5", "--train-blocks", "4"]))
         >>> config.policy, config.grpo.learning_rate, config.grpo.num_generations, config.sft.steps, config.score.train_blocks
-        ('score', 3e-05, 8, 40, 4)
+        ('score', 3e-05, 8, 20, 4)
     """
     from dataclasses import replace
 

@@ -177,6 +177,19 @@ def env_args_of(args: argparse.Namespace) -> str:
     return DEFAULT_TRAIN_ENV_ARGS if args.env == DEFAULT_TRAIN_ENV else ""
 
 
+def _boolean(text: str) -> bool:
+    """``true`` / ``false`` (also yes / no, 1 / 0) as a bool.
+
+    Example:
+        >>> _boolean("no"), _boolean("True")
+        (False, True)
+    """
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false", "yes", "no", "1", "0"):
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return lowered in ("true", "yes", "1")
+
+
 SCORE_FLAGS = {
     "train_blocks": (int, "N", "the top N decoder blocks and the final norm train (0: every weight)"),
     "lora_rank": (int, "R", "train LoRA adapters of rank R on those blocks instead of their weights (extra peft)"),
@@ -184,6 +197,7 @@ SCORE_FLAGS = {
     "clip": (float, "C", "PPO's ratio clip"),
     "epsilon": (float, "E", "exploration: share of the policy spread uniformly over the candidates"),
     "normalise": (str, "word|mean|sum", "a candidate's score: its log-likelihood per word, per token or summed"),
+    "history": (_boolean, "true|false", "show the episode's past turns (false: the goal and the current state only)"),
 }
 """The flags of ``--policy score``: :class:`~agentgym_budget.train.scoring.settings.ScoreSettings` field (``epochs``
 for ``ppo_epochs``) -> (type, metavar, help)."""

@@ -44,6 +44,7 @@ from agentgym_budget.agents.scoring.prompt import (
     EpisodePrompt,
     PromptCodec,
     ScoringFormat,
+    next_prompt,
     user_message,
 )
 from agentgym_budget.agents.scoring.scorer import DEFAULT_BATCH, PromptState, Scored, ScoreRequest, score
@@ -256,10 +257,7 @@ class ScoreAgent:
     def _extend(self, observation: str, commands: Sequence[str]) -> None:
         codec, first = self.scoring.codec, self._prompt is None
         text = user_message(observation, commands, goal=self._goal, first=first, scoring_format=codec.format)
-        if first:
-            self._prompt = EpisodePrompt(codec, text, self.scoring.context)
-        else:
-            self._prompt.add_turn(self._played or "", text)
+        self._prompt = next_prompt(self._prompt, codec, text, self._played, self.scoring.context)
 
     async def act(self, observation: str, info: Mapping[str, Any]) -> str:
         """The next command, drawn from the policy over the state's candidates."""

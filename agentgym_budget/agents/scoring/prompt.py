@@ -64,11 +64,14 @@ class ScoringFormat:
     Attributes:
         system_prompt: The system message.
         show_actions: List the admissible actions in each user message.
+        history: Show the episode's past turns (the prompt grows by each turn, read once: append-only); without,
+            each turn's prompt is the goal and the current observation alone, read whole every turn.
         env: The environment the policy was trained on (informational).
     """
 
     system_prompt: str = DEFAULT_SCORING_SYSTEM
     show_actions: bool = True
+    history: bool = True
     env: str = ""
 
     def save(self, directory: str | Path) -> Path:
@@ -89,7 +92,7 @@ class ScoringFormat:
             return cls()
         data = read_json_file(path, what="scoring format")
         known = {f.name for f in fields(cls)}
-        types = {"system_prompt": str, "show_actions": bool, "env": str}
+        types = {"system_prompt": str, "show_actions": bool, "history": bool, "env": str}
         if not isinstance(data, dict) or set(data) - known or any(not isinstance(v, types[k]) for k, v in data.items()):
             raise DataError(
                 f"Cannot read the scoring format {path}: expected a JSON object with keys among {sorted(known)}."
@@ -154,8 +157,8 @@ class PromptCodec:
 def user_message(
     observation: str, commands: Sequence[str], *, goal: str | None, first: bool, scoring_format: ScoringFormat
 ) -> str:
-    """A turn's user message: the observation and the candidate commands (and the goal on the first turn), as the
-    agent and training both build it (:func:`~agentgym_budget.chat.tool.turn_text`).
+    """A turn's user message: the observation and the candidate commands (and the goal on the first turn, or on
+    every turn without history), as the agent and training both build it (:func:`~agentgym_budget.chat.tool.turn_text`).
 
     Example:
         >>> print(user_message("A hall.", ["go east", "look"], goal="Take the coin.", first=False,
@@ -165,7 +168,18 @@ def user_message(
         Admissible actions: go east | look
     """
     shown = commands if scoring_format.show_actions else ()
-    return turn_text(observation, shown, goal=(goal or None) if first else None)
+    return turn_text(observation, shown, goal=(goal or None) if first or not scoring_format.history else None)
+
+
+def next_prompt(
+    prompt: EpisodePrompt | None, codec: PromptCodec, text: str, played: str | None, context: int
+) -> EpisodePrompt:
+    """The prompt of a turn whose user message is ``text``: the episode's prompt grown by the command ``played`` and
+    ``text`` (a new prompt on the first turn, or on every turn without history)."""
+    if prompt is None or not codec.format.history:
+        return EpisodePrompt(codec, text, context)
+    prompt.add_turn(played or "", text)
+    return prompt
 
 
 class EpisodePrompt:

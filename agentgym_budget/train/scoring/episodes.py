@@ -30,7 +30,7 @@ from typing import Any
 
 from agentgym_budget.agents.scoring.agent import ScoringModel, candidate_commands
 from agentgym_budget.agents.scoring.policy import candidate_scores, choose, distribution
-from agentgym_budget.agents.scoring.prompt import EpisodePrompt, user_message
+from agentgym_budget.agents.scoring.prompt import EpisodePrompt, next_prompt, user_message
 from agentgym_budget.agents.scoring.scorer import PromptState, Scored, ScoreRequest, score
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session import EpisodeSession, SessionState
@@ -49,7 +49,8 @@ class PlayOptions:
         normalise: How a candidate's token log-probs become its score.
         batch_size: Most candidates in one forward pass.
         capture: Keep the hidden states entering this block (``None``: keep none).
-        digests: Record a digest of the environment state each turn acted from (GiGPO's anchor states).
+        digests: Record the environment state each turn acted from (GiGPO's anchor states: ``info["state_digest"]``
+            and the turns left; the sessions must request ``state_digest``).
     """
 
     temperature: float = 1.0
@@ -110,14 +111,11 @@ class EpisodeTokens:
         first = self.prompt is None
         text = user_message(observation, commands, goal=self.goal, first=first, scoring_format=codec.format)
         before = () if first else tuple(self.prompt.ids)
-        if first:
-            self.prompt = EpisodePrompt(codec, text, self.scoring.context)
-        else:
-            self.prompt.add_turn(self.played or "", text)
+        self.prompt = next_prompt(self.prompt, codec, text, self.played, self.scoring.context)
         candidates = tuple(codec.command(c) for c in commands)
         self.prompt.fit(max(len(c) for c in candidates))
         ids = tuple(self.prompt.ids)
-        if before and ids[: len(before)] != before:  # cut to fit: the episode continues on a new prompt
+        if before and ids[: len(before)] != before:  # a new prompt (cut to fit, or no history): a new segment
             self.segments.append((self.state.ids, self.state.hidden))
             self.state = PromptState()
         return ScoreRequest(ids, candidates, self.state), commands
@@ -203,9 +201,10 @@ def play(scoring: ScoringModel, rollouts: Sequence[ScoringRollout], options: Pla
 
 
 def _digest(rollout: ScoringRollout) -> str:
-    from agentgym_budget.train.turn_grpo import state_digest
-
-    return state_digest(rollout.session.env, rollout.session.record()["commands"])
+    """The state a turn acts from, as GiGPO groups turns: the env's ``state_digest`` and the turns left (the
+    session's config must request the ``state_digest`` info key)."""
+    last = rollout.session.last
+    return f"{last.info['state_digest']}/{last.turns_left}"
 
 
 def _start(scoring: ScoringModel, session: EpisodeSession, spec: GroupSpec, group: int, member: int) -> ScoringRollout:

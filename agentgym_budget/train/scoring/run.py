@@ -67,9 +67,10 @@ class _Clock:
 
 
 def _scoring(model: Any, tokenizer: Any, config: Any, path: Path) -> tuple[ScoringModel, Any]:
-    """The model as the ``score:`` agent reads it (its tokenizer prepared the same way) and its tokenizer."""
+    """The model as the ``score:`` agent reads it (its tokenizer prepared the same way, the run's ``history``) and its
+    tokenizer."""
     local = local_model(model, tokenizer, config.chat_format(), path)
-    codec = PromptCodec(local.tokenizer, ScoringFormat.load(path))
+    codec = PromptCodec(local.tokenizer, replace(ScoringFormat.load(path), history=config.score.history))
     return ScoringModel(local.model, codec, local.pad_id, local.context), local.tokenizer
 
 
@@ -121,7 +122,7 @@ def _base(config: Any, episodes: list[dict[str, Any]], directory: Path) -> Path:
     temporary = base.with_name("base.tmp")
     shutil.rmtree(temporary, ignore_errors=True)
     save_model(model, tokenizer, temporary, config.chat_format())
-    ScoringFormat(env=config.session_config().ref.label).save(temporary)
+    ScoringFormat(history=config.score.history, env=config.session_config().ref.label).save(temporary)
     temporary.rename(base)
     return base
 
@@ -257,6 +258,8 @@ def _rl_phase(config: Any, start: Path, out: Path) -> Path:
     options = PlayOptions(grpo.temperature, settings.epsilon, settings.normalise, settings.batch_size,
                           policy.capture, grpo.credit == "gigpo")  # fmt: skip
     session_config = config.session_config()
+    if grpo.credit == "gigpo":
+        session_config = replace(session_config, info_keys=(*session_config.info_keys, "state_digest"))
     sessions = [EpisodeSession(session_config) for _ in range(grpo.episodes_per_step)]
     clock, began = _Clock(), time.perf_counter()
     try:

@@ -38,8 +38,9 @@ SCORE_RL_DEFAULTS: dict[str, Any] = {
 }
 """GRPO settings a scoring run starts from (the flags override them): the pilot's lr 1e-4 and groups of 8."""
 
-SCORE_SFT_DEFAULTS: dict[str, Any] = {"steps": 40, "batch_size": 8, "learning_rate": 1e-4, "save_steps": 20}
-"""SFT settings a scoring run starts from (the flags override them)."""
+SCORE_SFT_DEFAULTS: dict[str, Any] = {"steps": 20, "batch_size": 8, "learning_rate": 1e-4, "save_steps": 10}
+"""SFT settings a scoring run starts from (the flags override them): on Coin Collector level 3 (100 tasks, top 2
+blocks of SmolLM2) a base that wins a middling share at T = 4 (greedy 10 of 32 held-out tasks)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class ScoreSettings:
         normalise: A candidate's score: ``word``, ``mean`` or ``sum`` of its token log-probs.
         batch_size: Most candidates scored in one forward pass of the rollouts.
         update_rows: Rollouts per forward / backward pass of the update (bounds memory; the step accumulates).
+        history: Show the episode's past turns in the prompt (append-only, each turn reads only its new tokens);
+            without, each prompt is the goal and the current observation (saved in the checkpoint's format).
 
     Raises:
         InvalidOptionError: A value out of range.
@@ -71,6 +74,7 @@ class ScoreSettings:
     normalise: str = "word"
     batch_size: int = 64
     update_rows: int = 8
+    history: bool = True
 
     def __post_init__(self) -> None:
         for name in ("train_blocks", "lora_rank"):
