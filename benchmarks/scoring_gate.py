@@ -124,7 +124,7 @@ def compare(base: list[int | None], trained: list[int | None]) -> dict[str, Any]
         result[f"T{horizon}"] = {
             "sft": sum(before) / len(before), "rl": sum(after) / len(after),
             "gain": (sum(after) - sum(before)) / len(after), "ci95": [low, high],
-            "up": sum(a > b for a, b in zip(after, before)), "down": sum(a < b for a, b in zip(after, before)),
+            "up": sum(a > b for a, b in zip(after, before, strict=True)), "down": sum(a < b for a, b in zip(after, before, strict=True)),
         }  # fmt: skip
     return result
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from agentgym_budget.errors import DataError
 
-__all__ = ["TreeRow", "packed_forward"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 from agentgym_budget.errors import InvalidOptionError
 
-__all__ = ["candidate_scores"]
+__all__: list[str] = []
 
 NORMALISATIONS = ("mean", "word", "sum")
 """How a candidate's token log-probs become its score (see the module docstring)."""

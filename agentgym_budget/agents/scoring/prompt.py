@@ -33,7 +33,7 @@ from agentgym_budget.chat.tool import turn_text
 from agentgym_budget.errors import DataError
 from agentgym_budget.storage.safe_json import read_json_file
 
-__all__ = ["ScoringFormat"]
+__all__: list[str] = []
 
 SCORING_FORMAT_FILE = "agentgym_scoring.json"
 """The file beside a scoring policy's weights that holds its :class:`ScoringFormat`."""

@@ -32,7 +32,7 @@ from typing import Any
 from agentgym_budget.agents._hf_kv import PrefixCache
 from agentgym_budget.agents.scoring.packing import DecoderParts, PackedRow, packed_forward
 
-__all__ = ["ScoreRequest", "score"]
+__all__: list[str] = []
 
 DEFAULT_BATCH = 64
 """Most candidates scored in one forward pass."""

@@ -36,7 +36,7 @@ from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session import EpisodeSession, SessionState
 from agentgym_budget.train.rollouts import ROLLOUT_MODES, GroupSpec, rollout_seed
 
-__all__ = ["play_groups"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

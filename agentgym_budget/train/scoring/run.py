@@ -53,7 +53,7 @@ from agentgym_budget.train.scoring.weights import (
     save_checkpoint,
 )
 
-__all__ = ["score_phases"]
+__all__: list[str] = []
 
 
 class _Clock:

@@ -38,7 +38,7 @@ from agentgym_budget.train.scoring.episodes import EpisodeTokens
 from agentgym_budget.train.scoring.update import TrainedEpisode, policy_logprobs
 from agentgym_budget.train.trajectories import agent_info
 
-__all__ = ["demonstrations"]
+__all__: list[str] = []
 
 
 def demonstrations(

@@ -31,7 +31,7 @@ from agentgym_budget.agents.scoring.packing import DecoderParts, TreeRow, packed
 from agentgym_budget.agents.scoring.policy import divisor
 from agentgym_budget.train.scoring.episodes import ScoredTurn
 
-__all__ = ["ppo_update"]
+__all__: list[str] = []
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from agentgym_budget.dependencies import require
 from agentgym_budget.errors import DataError
 from agentgym_budget.train.scoring.settings import ScoreSettings
 
-__all__ = ["prepare_policy"]
+__all__: list[str] = []
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 """Linear layers of a block that get LoRA adapters (those the model has)."""
