@@ -119,7 +119,7 @@ def test_scoring_flags_need_the_scoring_policy() -> None:
 @pytest.mark.parametrize(
     ("recipe", "grpo", "score", "process"),
     [
-        ("fixed", {"rollouts": "tree", "credit": "gigpo"}, {}, False),
+        ("fixed", {"rollouts": "tree", "credit": "gigpo"}, {"history": False}, False),
         ("budgetmix", {"dynamic_sampling": True, "credit": "turn", "resample_rounds": 1}, {"epsilon": 0.1}, True),
         ("curriculum", {"beta": 0.1}, {"lora_rank": 2, "train_blocks": 0}, False),
     ],
@@ -137,7 +137,11 @@ def test_every_recipe_credit_and_rollout_mode_trains(tmp_path: Path, recipe, grp
     if recipe == "curriculum":
         assert [e["budget"] for e in episodes] == sorted(e["budget"] for e in episodes)  # stages grow
     if grpo.get("rollouts") == "tree":
-        assert len({e["start_turn"] for e in episodes if e["group_id"] == 0}) == 1
+        assert all(
+            len({e["start_turn"] for e in episodes if (e["step"], e["group_id"]) == (step, 0)}) == 1 for step in (1, 2)
+        )  # a group's branches start where its trunk was cut
+    saved = json.loads((tmp_path / "rl" / "final" / "agentgym_scoring.json").read_text())
+    assert saved["history"] == score.get("history", True)  # the checkpoint plays as it was trained
 
 
 @pytest.mark.slow
