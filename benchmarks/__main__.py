@@ -64,6 +64,8 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "grpo_signal": (None, ["--smoke"]),  # full run needs a trained base: --model DIR
     "train_memory": ([], ["--smoke"]),
     "hf_agent_batching": (["--rounds", "5"], ["--smoke"]),
+    "scoring_speed": ([], ["--smoke"]),
+    "scoring_gate": (None, ["--smoke"]),  # full run trains ~40 min: python benchmarks/scoring_gate.py --work DIR
     "webshop_title_nouns": (None, ["--smoke"]),  # full run needs a spaCy pipeline: --model DIR
     "study": (None, ["--smoke"]),  # full run is the hour-long study: python benchmarks/study.py
 }

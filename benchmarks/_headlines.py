@@ -139,6 +139,10 @@ HEADLINES: tuple[Headline, ...] = (
     Headline(r"^BabyAI `gym.make_vec`", "BabyAI `make_vec` of 256 envs vs raw levels", r"\*\*(" + NUMBER + r")x\*\*", "**{}x** steps per CPU s", _last),
     Headline(r"^BabyAI expert \(", "BabyAI expert from reset (13 ids)", r"won \*\*(" + NUMBER + r") of (" + NUMBER + r")\*\*", "**{}%** won", lambda found: _share(found[0])),
     Headline(r"^BabyAI expert from a random", "BabyAI expert from mid-episode states", r"won \*\*(" + NUMBER + r") of (" + NUMBER + r")\*\*", "**{}%** won", lambda found: _share(found[0])),
+    Headline(r"^SmolLM2-135M per turn: score:", "SmolLM2 per turn: scoring vs generate + parse", r"\((" + NUMBER + r")x\)", "**{}x** cheaper (CPU)"),
+    Headline(r"^SmolLM2-135M greedy evaluation episode", "SmolLM2 scoring: greedy evaluation episode (T=9)", r"^(" + NUMBER + r") vs", "**{} s** CPU"),
+    Headline(r"^SmolLM2-135M training episode", "SmolLM2 scoring: training episode (rollout + update)", r"^(" + NUMBER + r") vs", "**{} s** CPU"),
+    Headline(r"^Scoring policy sanity gate", "Scoring policy: RL over its SFT base (held-out, T=4)", r"^\*\*(" + NUMBER + r")\*\*", "**{}** success"),
 )  # fmt: skip
 """One per kind of row, in the order of the table; the first whose ``what`` matches a row headlines it."""
 

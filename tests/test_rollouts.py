@@ -114,6 +114,7 @@ def test_dynamic_sampling_replays_flat_groups_and_skips_a_step_without_signal(tm
 
 
 def test_the_rollout_settings_are_checked():
+    from agentgym_budget.train.config import TrainConfig
     from agentgym_budget.train.grpo import GRPOSettings
 
     with pytest.raises(InvalidOptionError, match="rollouts must be one of"):
@@ -121,7 +122,10 @@ def test_the_rollout_settings_are_checked():
     with pytest.raises(InvalidOptionError, match="need generation='cached'"):
         GRPOSettings(rollouts="tree", generation="trl")
     with pytest.raises(InvalidOptionError, match="credit='turn' needs TRL's rollouts"):
-        GRPOSettings(dynamic_sampling=True, credit="turn")
+        GRPOSettings(dynamic_sampling=True, credit="turn").check_trl_credit()
+    with pytest.raises(InvalidOptionError, match="credit='turn' needs TRL's rollouts"):
+        TrainConfig("TextWorld-CoinCollector-v0", recipe="fixed", budget=4,
+                    grpo=GRPOSettings(dynamic_sampling=True, credit="turn"))  # fmt: skip
     assert GRPOSettings(rollouts="tree").uses_cached_rollouts and not GRPOSettings().uses_cached_rollouts
 
 

@@ -7,6 +7,7 @@
 ``noisy-expert-norecover[:eps=E]``    expert that errs with probability E and keeps its stale plan
 ``openai:MODEL[:key=value,...]``      chat model behind any OpenAI-compatible endpoint
 ``hf:PATH[:key=value,...]``           local Hugging Face causal LM (e.g. a training checkpoint)
+``score:MODEL[:key=value,...]``        causal LM choosing among the admissible commands by likelihood
 ====================================  ===========================================================
 
 The room for agents (the protocol, the built-in ones, model-backed ones, the ``--agent`` name registry); a
@@ -19,7 +20,7 @@ evaluations, the RL plug-ins and training import it; it imports none of them.
 Example:
     >>> from agentgym_budget.agents import parse_agent
     >>> sorted(agent_kinds())
-    ['expert', 'hf', 'noisy-expert-norecover', 'noisy-expert-recover', 'openai', 'random']
+    ['expert', 'hf', 'noisy-expert-norecover', 'noisy-expert-recover', 'openai', 'random', 'score']
     >>> parse_agent("random").build()
     RandomAgent()
 """
@@ -82,6 +83,18 @@ def _hf_agent(path: str, **options: Any) -> Any:
     return HFAgent(path, **options)
 
 
+def _score_agent(path: str, **options: Any) -> Any:
+    from agentgym_budget.agents.scoring.agent import ScoreAgent
+
+    return ScoreAgent(path, **options)
+
+
+def _check_normalise(value: str) -> None:
+    from agentgym_budget.agents.scoring.policy import check_normalise
+
+    check_normalise(value)
+
+
 def _check_model_dir(path: str) -> None:
     from agentgym_budget.agents.hf_model import check_model_dir
 
@@ -137,6 +150,26 @@ _HF_PARAMS = (
 )
 """Options of ``hf:PATH`` agents."""
 
+_SCORE_PARAMS = (
+    Param("temperature", float, 1.0, "softmax temperature over the candidates' scores (0: greedy)", minimum=0.0),
+    Param(
+        "normalise",
+        str,
+        "word",
+        "a candidate's score: its log-likelihood per word, per token (mean) or sum",
+        check=_check_normalise,
+    ),
+    Param("epsilon", float, 0.0, "probability spread uniformly over the candidates", minimum=0.0, maximum=1.0),
+    Param("batch_size", int, 64, "most candidates scored in one forward pass", operational=True, minimum=1),
+    Param("concurrency", int, 8, "episodes played at once per worker process", operational=True, minimum=1),
+    Param(
+        "threads", int, 1, "torch threads per worker process (0: torch default = cores)", operational=True, minimum=0
+    ),
+    Param("max_candidates", int, 1000, "most candidates in a state (more: an error)", minimum=1),
+    Param("command_tokens", int, 64, "tokens of a command that are scored", minimum=1),
+)
+"""Options of ``score:MODEL`` agents."""
+
 
 def _register_builtins() -> None:
     eps = Param(
@@ -176,6 +209,14 @@ def _register_builtins() -> None:
         check_argument=_check_model_dir,
         description="Local Hugging Face causal LM directory (a training checkpoint), played through the act tool.",
         params=_HF_PARAMS,
+    )
+    register_agent(
+        "score",
+        _score_agent,
+        argument="model",
+        check_argument=_check_model_dir,
+        description="Local causal LM choosing among the admissible commands by their likelihood (no generation).",
+        params=_SCORE_PARAMS,
     )
 
 

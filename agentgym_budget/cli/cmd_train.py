@@ -7,7 +7,10 @@ TRL integration (one `act` tool call is one turn). --init DIR starts the RL phas
 (e.g. an sft run's OUT/final) instead of running SFT first. Without --model the base policy is a tiny
 Qwen2 causal LM built locally with a tokenizer trained on the demonstrations (nothing is downloaded).
 
-Writes OUT/final (model, tokenizer and agentgym_chat.json: evaluate it as the agent hf:OUT/final),
+--policy score trains a scoring policy instead (the model scores the admissible commands; SFT as
+cross-entropy over them, then group-relative PPO on their distribution, the top --train-blocks blocks trained;
+evaluate it as score:OUT/final). Writes OUT/final (model, tokenizer and agentgym_chat.json: evaluate it as the
+agent hf:OUT/final),
 per phase OUT/sft/ and OUT/rl/ (checkpoints/, metrics.jsonl, episodes.jsonl), summary.json and
 training.png. Rerunning the same command with the same --out resumes a killed run from its last
 checkpoint. Needs the trl extra (pip install "agentgym-budget[trl]").
@@ -24,10 +27,12 @@ from agentgym_budget.cli.common import add_budgets_argument, fit_threads, positi
 from agentgym_budget.cli.training_flags import (
     add_demonstrations_argument,
     add_grpo_arguments,
+    add_score_arguments,
     add_tiny_size_argument,
     add_training_env_arguments,
     env_args_of,
     with_grpo_arguments,
+    with_score_arguments,
     with_tiny_size,
 )
 
@@ -83,6 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_demonstrations_argument(parser)
     add_grpo_arguments(parser)
+    add_score_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory (rerun to resume)")
     _add_where_arguments(parser)
@@ -131,9 +137,14 @@ def build_config(args: argparse.Namespace):
     from agentgym_budget.train.config import TrainConfig
     from agentgym_budget.train.trajectories import DEMONSTRATIONS, default_demonstrations
 
-    base = TrainConfig(args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets)
+    policy = getattr(args, "policy", "generate")
+    base = TrainConfig(
+        args.env, env_args_of(args), recipe=args.recipe, budget=args.budget, budgets=args.budgets, policy=policy
+    )
     demonstrations = args.demonstrations or default_demonstrations(base.env_id)
     base = _with_preset(base, args)
+    if policy == "score":
+        base = _with_score_defaults(base)
     sft_steps = args.sft_steps or (args.steps if args.recipe == "sft" else None)
     grpo = with_grpo_arguments(replace(base.grpo, credit=args.credit, gamma=args.gamma), args)
     config = replace(
@@ -150,7 +161,24 @@ def build_config(args: argparse.Namespace):
         sft=_with_sft_sizes(replace(base.sft, steps=sft_steps) if sft_steps else base.sft, args),
         grpo=replace(grpo, steps=args.steps) if args.steps and args.recipe != "sft" else grpo,
     )
-    return with_tiny_size(config, args)
+    return with_score_arguments(with_tiny_size(config, args), args)
+
+
+def _with_score_defaults(base):
+    """``base`` with a scoring run's own SFT and RL defaults (over the model's generation defaults).
+
+    Example:
+        >>> parser = argparse.ArgumentParser(); add_arguments(parser)
+        >>> argv = ["--recipe", "fixed", "--budget", "4", "--out", "x", "--model", "smollm2-135m", "--policy", "score"]
+        >>> config = build_config(parser.parse_args([*argv, "--rl-learning-rate", "3e-5", "--train-blocks", "4"]))
+        >>> config.policy, config.grpo.learning_rate, config.grpo.num_generations, config.sft.steps, config.score.train_blocks
+        ('score', 3e-05, 8, 20, 4)
+    """
+    from dataclasses import replace
+
+    from agentgym_budget.train.scoring.settings import SCORE_RL_DEFAULTS, SCORE_SFT_DEFAULTS
+
+    return replace(base, sft=replace(base.sft, **SCORE_SFT_DEFAULTS), grpo=replace(base.grpo, **SCORE_RL_DEFAULTS))
 
 
 def _with_sft_sizes(sft, args: argparse.Namespace):
@@ -231,7 +259,9 @@ def run(args: argparse.Namespace) -> int:
     from agentgym_budget.train.recipe import run_training
 
     config = build_config(args)
-    estimates = check_memory(config)  # refuse, before loading anything, a run the machine's memory cannot hold
+    estimates = (
+        check_memory(config) if config.policy == "generate" else {}
+    )  # sizes of generated rollouts  # refuse, before loading anything, a run the machine's memory cannot hold
     if estimates and max(estimates.values()) > available_bytes():
         need = ", ".join(f"{phase} {need / 2**30:.1f} GB" for phase, need in estimates.items())
         print(
@@ -255,5 +285,6 @@ def run(args: argparse.Namespace) -> int:
     began = time.perf_counter()
     summary = run_training(config, args.out, progress=not args.no_progress, plots=not args.no_plots)
     print(json.dumps(summary, indent=2, sort_keys=True))
-    print(f"model: {args.out / 'final'}  (agent hf:{args.out / 'final'});  {time.perf_counter() - began:.0f} s")
+    kind = "score" if config.policy == "score" else "hf"
+    print(f"model: {args.out / 'final'}  (agent {kind}:{args.out / 'final'});  {time.perf_counter() - began:.0f} s")
     return 0

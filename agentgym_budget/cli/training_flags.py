@@ -175,3 +175,78 @@ def env_args_of(args: argparse.Namespace) -> str:
     if args.env_args is not None:
         return args.env_args
     return DEFAULT_TRAIN_ENV_ARGS if args.env == DEFAULT_TRAIN_ENV else ""
+
+
+def _boolean(text: str) -> bool:
+    """``true`` / ``false`` (also yes / no, 1 / 0) as a bool.
+
+    Example:
+        >>> _boolean("no"), _boolean("True")
+        (False, True)
+    """
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false", "yes", "no", "1", "0"):
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return lowered in ("true", "yes", "1")
+
+
+SCORE_FLAGS = {
+    "train_blocks": (int, "N", "the top N decoder blocks and the final norm train (0: every weight)"),
+    "lora_rank": (int, "R", "train LoRA adapters of rank R on those blocks instead of their weights (extra peft)"),
+    "ppo_epochs": (positive_int, "N", "PPO epochs (optimiser steps) per batch of rollouts"),
+    "clip": (float, "C", "PPO's ratio clip"),
+    "epsilon": (float, "E", "exploration: share of the policy spread uniformly over the candidates"),
+    "normalise": (str, "word|mean|sum", "a candidate's score: its log-likelihood per word, per token or summed"),
+    "history": (_boolean, "true|false", "show the episode's past turns (false: the goal and the current state only)"),
+}
+"""The flags of ``--policy score``: :class:`~agentgym_budget.train.scoring.settings.ScoreSettings` field (``epochs``
+for ``ppo_epochs``) -> (type, metavar, help)."""
+
+
+def add_score_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--policy`` and the scoring policy's flags (train and study).
+
+    Example:
+        >>> parser = argparse.ArgumentParser(); add_score_arguments(parser)
+        >>> args = parser.parse_args(["--policy", "score", "--train-blocks", "4", "--epsilon", "0.05"])
+        >>> args.policy, args.train_blocks, args.epsilon, args.lora_rank
+        ('score', 4, 0.05, None)
+    """
+    from agentgym_budget.train.scoring.settings import POLICIES, ScoreSettings
+
+    parser.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="generate",
+        help="how the trained model plays: it generates its command (generate, default; agent hf:OUT/final) or "
+        "scores the admissible commands (score; agent score:OUT/final, TWOSOME-style, ~30x cheaper on CPU)",
+    )
+    defaults = ScoreSettings()
+    group = parser.add_argument_group("scoring policy (--policy score; default: the value shown)")
+    for field, (kind, metavar, text) in SCORE_FLAGS.items():
+        default = getattr(defaults, "epochs" if field == "ppo_epochs" else field)
+        group.add_argument("--" + field.replace("_", "-"), type=kind, default=None, metavar=metavar,
+                           help=f"{text} (default {default})")  # fmt: skip
+
+
+def with_score_arguments(config, args: argparse.Namespace):
+    """``config`` (a :class:`~agentgym_budget.train.config.TrainConfig`) with ``--policy`` and the scoring flags.
+
+    A scoring run starts from its own defaults (:data:`~agentgym_budget.train.scoring.settings.SCORE_RL_DEFAULTS`,
+    :data:`~agentgym_budget.train.scoring.settings.SCORE_SFT_DEFAULTS`) where the flags give no value.
+
+    Raises:
+        InvalidOptionError: A scoring flag without ``--policy score``, or a value out of range.
+    """
+    from dataclasses import replace
+
+    from agentgym_budget.errors import InvalidOptionError
+
+    given = {f: getattr(args, f, None) for f in SCORE_FLAGS if getattr(args, f, None) is not None}
+    if getattr(args, "policy", "generate") != "score":
+        if given:
+            names = ", ".join("--" + f.replace("_", "-") for f in given)
+            raise InvalidOptionError(f"{names} set the scoring policy's training: add --policy score.")
+        return config
+    values = {("epochs" if f == "ppo_epochs" else f): v for f, v in given.items()}
+    return replace(config, policy="score", score=replace(config.score, **values))

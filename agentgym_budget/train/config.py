@@ -16,6 +16,7 @@ from agentgym_budget.integrations.session_config import SessionConfig
 from agentgym_budget.train.base_model import TinyModelSpec
 from agentgym_budget.train.device import DeviceSettings
 from agentgym_budget.train.grpo import GRPOSettings
+from agentgym_budget.train.scoring.settings import POLICIES, ScoreSettings
 from agentgym_budget.train.sft import SFTSettings
 from agentgym_budget.wrappers.turn_budget import validate_budget
 
@@ -56,6 +57,11 @@ class TrainConfig:
             ``sft/checkpoints/runs`` and ``rl/checkpoints/runs``), beside ``metrics.jsonl`` and ``training.png``.
         device: Where training runs (:class:`~agentgym_budget.train.device.DeviceSettings`: CPU by default; CUDA,
             bf16, vLLM colocate generation). Recorded in ``run.json`` only when not the CPU default.
+        policy: How the trained model plays (:data:`~agentgym_budget.train.scoring.settings.POLICIES`):
+            ``"generate"`` (its command is a generated ``act`` call; TRL's GRPO) or ``"score"`` (it scores the
+            admissible commands: :mod:`agentgym_budget.train.scoring`; ``grpo`` gives its RL schedule, credit and
+            rollouts, ``sft`` its SFT steps, batch and learning rate). Recorded in ``run.json`` when ``"score"``.
+        score: What is specific to a scoring policy's training (which weights, PPO, exploration).
 
     Raises:
         InvalidOptionError: An unknown recipe, ``budget`` / ``budgets`` missing for their recipe or given
@@ -90,8 +96,16 @@ class TrainConfig:
     seed: int = 0
     report_to: tuple[str, ...] = ()
     device: DeviceSettings = field(default_factory=DeviceSettings)
+    policy: str = "generate"
+    score: ScoreSettings = field(default_factory=ScoreSettings)
 
     def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise InvalidOptionError(
+                f"Unknown policy {self.policy!r}.{did_you_mean(str(self.policy), POLICIES)} Policies: {', '.join(POLICIES)}."
+            )
+        if self.policy == "generate":
+            self.grpo.check_trl_credit()
         if self.recipe not in RECIPES:
             raise InvalidOptionError(
                 f"Unknown recipe {self.recipe!r}.{did_you_mean(str(self.recipe), RECIPES)} Recipes: {', '.join(RECIPES)}."
@@ -165,6 +179,9 @@ class TrainConfig:
         data.pop("report_to")  # where logs also go is not a setting of the run: a resume may change it
         if self.device.is_default:  # CPU runs keep the run.json they had before devices were options
             data.pop("device")
+        if self.policy == "generate":  # generation runs keep the run.json they had before scoring policies
+            data.pop("policy")
+            data.pop("score")
         return data
 
     @classmethod
@@ -176,6 +193,7 @@ class TrainConfig:
         values["sft"] = SFTSettings(**values.get("sft", {}))
         values["grpo"] = GRPOSettings(**values.get("grpo", {}))
         values["device"] = DeviceSettings(**values.get("device", {}))
+        values["score"] = ScoreSettings(**values.get("score", {}))
         if values.get("budgets") is not None:
             values["budgets"] = tuple(values["budgets"])
         values["report_to"] = tuple(values.get("report_to", ()))

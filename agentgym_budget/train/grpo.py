@@ -156,12 +156,20 @@ class GRPOSettings:
                 "GRPOSettings: tree rollouts and dynamic sampling need generation='cached' (TRL's own loop plays "
                 "chains of whole episodes only)."
             )
+        RolloutOptions(self.rollouts, self.dynamic_sampling, self.resample_rounds)
+
+    def check_trl_credit(self) -> None:
+        """Refuse per-turn credit with the package's cached rollouts when a generating policy trains (TRL's loop
+        alone records turns for it; a scoring policy's rollouts support every credit with every rollout mode).
+
+        Raises:
+            InvalidOptionError: ``credit`` is not ``episode`` and the rollouts are cached, tree or dynamic.
+        """
         if self.uses_cached_rollouts and self.credit != "episode":
             raise InvalidOptionError(
                 f"GRPOSettings: credit={self.credit!r} needs TRL's rollouts (generation='trl', chain rollouts, no "
                 "dynamic sampling); the cached rollouts train with episode credit within each group."
             )
-        RolloutOptions(self.rollouts, self.dynamic_sampling, self.resample_rounds)
 
     @property
     def uses_cached_rollouts(self) -> bool:
@@ -353,6 +361,7 @@ def run_grpo(
         MissingDependencyError: The ``trl`` extra is missing.
     """
     trl = require("trl", extra="trl", feature="GRPO training", min_python=(3, 11))
+    settings.check_trl_credit()
     if not tasks:
         raise InvalidOptionError("run_grpo needs at least one training task.")
     out = Path(out)

@@ -27,10 +27,13 @@ Layout of ``out``::
     rl/checkpoints/           GRPO checkpoints; rl/metrics.jsonl (reward, loss, ...), rl/episodes.jsonl
     rl/final/                 the RL model
     final/                    the recipe's result (a copy of the last phase's final/): load it as hf:OUT/final
+                              (and, with ``policy="score"``, as score:OUT/final)
     summary.json, training.png  (the plot is redrawn at every checkpoint)
 
 A killed run rerun with the same arguments and ``out`` resumes: finished phases are skipped (their
 ``final/`` exists), an unfinished one continues from its last checkpoint.
+
+A scoring policy (``policy="score"``) runs the same phases through :mod:`agentgym_budget.train.scoring`.
 
 Example::
 
@@ -258,8 +261,13 @@ def run_training(config: TrainConfig, out: str | Path, *, progress: bool = True,
     if config.init is not None and not (Path(config.init) / "config.json").is_file():
         raise InvalidOptionError(f"--init {config.init!r} is not a model directory (no config.json).")
     with quiet_progress(not progress):
-        start = Path(config.init) if config.init is not None else _sft_phase(config, out, progress, plots)
-        last = start if config.recipe == "sft" else _rl_phase(config, start, out, progress, plots)
+        if config.policy == "score":
+            from agentgym_budget.train.scoring.run import score_phases
+
+            last = score_phases(config, out)
+        else:
+            start = Path(config.init) if config.init is not None else _sft_phase(config, out, progress, plots)
+            last = start if config.recipe == "sft" else _rl_phase(config, start, out, progress, plots)
         _copy_final(last, out / "final")
     summary = summarize_training(out)
     summary["wall_s_last_invocation"] = round(time.perf_counter() - began, 1)

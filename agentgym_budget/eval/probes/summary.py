@@ -7,7 +7,9 @@ one probe state. Per agent, each state contributes the mean over its samples of
 * ``value`` (fraction of continuations that won after the action): **step value**;
 * ``progress_delta`` (progress after minus before): **progress change**;
 
-and the agent's figure is the mean over states, with an expanded BCa bootstrap interval over states
+and the agent's figure is the mean over states. For agents that expose their policy (``score:``), the
+**exact step accuracy** is the mean over states of the probability mass on optimal actions (``p_optimal``):
+the expected accuracy, without the sampled action's Bernoulli noise, with an expanded BCa bootstrap interval over states
 (:func:`~agentgym_budget.eval.estimator.bootstrap_ci`). The same is reported per depth and per task
 family. Two agents are compared on their common states with a *paired* Student-t interval of the
 per-state differences (:func:`~agentgym_budget.eval.estimator.paired_ci`): it excludes 0 when the
@@ -142,6 +144,8 @@ class AgentProbes:
     by_depth: dict[int, tuple[Estimate, Estimate]] = field(default_factory=dict)
     by_family: dict[str, tuple[Estimate, Estimate]] = field(default_factory=dict)
     per_state: dict[tuple[Any, ...], tuple[float, float, float]] = field(default_factory=dict, repr=False)
+    exact_accuracy: Estimate | None = None
+    per_state_exact: dict[tuple[Any, ...], float] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (``step_accuracy`` and ``step_value`` are plain numbers; intervals beside them)."""
@@ -155,6 +159,14 @@ class AgentProbes:
             "progress_change": _json(self.progress_change.mean),
             "progress_change_ci": self.progress_change.to_json()["ci"],
             "valid_action_rate": _json(self.valid_rate),
+            **(
+                {
+                    "exact_step_accuracy": self.exact_accuracy.to_json()["mean"],
+                    "exact_step_accuracy_ci": self.exact_accuracy.to_json()["ci"],
+                }
+                if self.exact_accuracy is not None
+                else {}
+            ),
             "by_depth": [
                 {"depth": depth, "states": acc.n, "step_accuracy": acc.to_json(), "step_value": value.to_json()}
                 for depth, (acc, value) in sorted(self.by_depth.items())
@@ -174,10 +186,17 @@ class ProbeComparison:
     second: str
     accuracy: Estimate
     value: Estimate
+    exact_accuracy: Estimate | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON form with ``significant`` flags."""
+        exact = self.exact_accuracy
         return {
+            **(
+                {"exact_step_accuracy_diff": exact.to_json(), "exact_step_accuracy_significant": exact.significant}
+                if exact is not None
+                else {}
+            ),
             "first": self.first,
             "second": self.second,
             "states": self.accuracy.n,
@@ -247,6 +266,7 @@ def _state_means(records: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, ...], 
             "delta": float(np.mean([float(r.get("progress_delta", 0.0)) for r in rows])),
             "depth": int(rows[0].get("depth", 0)),
             "family": rows[0].get("family", "?"),
+            "exact": float(np.mean([r["p_optimal"] for r in rows])) if all("p_optimal" in r for r in rows) else None,
         }
     return states
 
@@ -280,6 +300,9 @@ def summarize_probes(
             valid_rate=float(np.mean([bool(r.get("valid", True)) for r in rows])),
             per_state={key: (s["accuracy"], s["value"], s["delta"]) for key, s in states.items()},
         )
+        if all(s["exact"] is not None for s in values):
+            result.exact_accuracy = estimate([s["exact"] for s in values], **options, bounds=RATE)
+            result.per_state_exact = {key: s["exact"] for key, s in states.items()}
         for attribute, group in (("depth", result.by_depth), ("family", result.by_family)):
             buckets: dict[Any, list[dict[str, Any]]] = defaultdict(list)
             for s in values:
@@ -303,7 +326,13 @@ def summarize_probes(
                 y = np.array([b[key][column] for key in common])
                 low, high = paired_ci(x, y, confidence=confidence, bounds=DIFFERENCE)
                 pairs.append(Estimate(float(x.mean() - y.mean()), low, high, len(common)))
-            comparisons.append(ProbeComparison(first, second, pairs[0], pairs[1]))
+            exact = None
+            a_exact, b_exact = agents[first].per_state_exact, agents[second].per_state_exact
+            if a_exact and b_exact:
+                x, y = np.array([a_exact[key] for key in common]), np.array([b_exact[key] for key in common])
+                low, high = paired_ci(x, y, confidence=confidence, bounds=DIFFERENCE)
+                exact = Estimate(float(x.mean() - y.mean()), low, high, len(common))
+            comparisons.append(ProbeComparison(first, second, pairs[0], pairs[1], exact))
     return ProbeSummary(agents, comparisons, confidence, resamples)
 
 
@@ -325,6 +354,10 @@ def format_probe_summary(summary: ProbeSummary) -> str:
             f"{name.ljust(width)}  {agent.step_accuracy.n:>6}  {_cell(agent.step_accuracy):>19}  "
             f"{_cell(agent.step_value):>19}  {_cell(agent.progress_change, True):>22}"
         )
+    exact = [(name, agent.exact_accuracy) for name, agent in summary.agents.items() if agent.exact_accuracy]
+    if exact:
+        lines += ["", "Exact step accuracy (probability mass on optimal actions, from the agent's policy):"]
+        lines += [f"{name.ljust(width)}  {_cell(estimate):>19}" for name, estimate in exact]
     depths = sorted({d for agent in summary.agents.values() for d in agent.by_depth})
     if depths:
         lines += ["", "Step accuracy by depth (states):"]
@@ -348,6 +381,9 @@ def format_probe_summary(summary: ProbeSummary) -> str:
             f"{comparison.first}  minus  {comparison.second}  ({comparison.accuracy.n} common states; * = CI excludes 0)",
             f"  step accuracy {_cell(comparison.accuracy, True)}{marks[0]}   step value {_cell(comparison.value, True)}{marks[1]}",
         ]
+        if comparison.exact_accuracy is not None:
+            mark = "*" if comparison.exact_accuracy.significant else ""
+            lines.append(f"  exact step accuracy {_cell(comparison.exact_accuracy, True)}{mark}")
     lines.append(
         f"\nIntervals: {summary.confidence:.0%}, expanded BCa bootstrap over states ({summary.resamples} resamples); "
         "comparisons: paired t over common states."

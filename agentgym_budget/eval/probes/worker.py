@@ -13,7 +13,8 @@ Each record holds the state (``task_id``, ``source``, ``state_id``, ``depth``, `
 states on the trajectory, ``budget``, ``turns_left``, ``plan_length``, ``progress``, ``admissible``,
 ``expert_action``), the sample (``agent``, ``sample``, ``seed``, ``action``) and its judgement
 (``valid``, ``optimal``, ``error``, ``won_now``, ``lost_now``, ``progress_after``, ``progress_delta``,
-``plan_length_after``, ``continuation``, ``rollouts``, ``wins``, ``value``).
+``plan_length_after``, ``continuation``, ``rollouts``, ``wins``, ``value``) and, for agents that expose their
+policy (``action_distribution()``, e.g. ``score:``), its exact expected judgement (``p_optimal``, ``p_error``).
 
 Example:
     >>> from agentgym_budget.eval.probes.plan import ProbeConfig, plan_probe_jobs
@@ -86,11 +87,30 @@ async def _probe_sample(job: Any, judge: StateJudge, point: ProbePoint, spec: An
         )
         action = await _maybe_await(agent.act(point.observation, agent_view(point.info, config.show_budget, hidden)))
         action = action if isinstance(action, str) else str(action)
+        exact = exact_judgement(agent, judge)
         outcome = judge.outcome(action)
         wins = await _continuation_wins(config, judge, point, agent, action, outcome, seed)
     finally:
         await close_agent(agent)
-    return _probe_record(job, point, spec.name, sample, seed, action, outcome, wins)
+    return _probe_record(job, point, spec.name, sample, seed, action, outcome, wins) | exact
+
+
+def exact_judgement(agent: Any, judge: StateJudge) -> dict[str, Any]:
+    """``p_optimal`` and ``p_error``: the probability mass the agent's last decision put on optimal actions and on
+    errors, from its ``action_distribution()`` (``{}`` for an agent that does not expose one).
+
+    Each action with mass is judged once per state (the judge caches outcomes), so the expected single-step
+    accuracy is exact, free of the sampled action's Bernoulli noise.
+    """
+    read = getattr(agent, "action_distribution", None)
+    distribution = read() if callable(read) else None
+    if not distribution:
+        return {}
+    outcomes = {action: judge.outcome(action) for action, p in distribution.items() if p > 0}
+    return {
+        "p_optimal": round(sum(distribution[a] for a, o in outcomes.items() if o.optimal), 12),
+        "p_error": round(sum(distribution[a] for a, o in outcomes.items() if o.error), 12),
+    }
 
 
 async def _continuation_wins(
