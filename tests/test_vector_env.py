@@ -183,6 +183,8 @@ def test_ids_missing_an_extra_raise_the_typed_error():
         "sys.modules['rapidfuzz'] = None\n"
         "sys.modules['fast_downward'] = None\n"
         "sys.modules['textworld_express'] = None\n"
+        "sys.modules['minigrid'] = None\n"
+        "sys.modules['scienceworld'] = None\n"
         "import gymnasium as gym, agentgym_budget\n"
         "from agentgym_budget.errors import MissingDependencyError\n"
         "for env_id in agentgym_budget.registered_ids():\n"

@@ -13,7 +13,7 @@ from agentgym_budget import errors
 from agentgym_budget.errors import AgentGymBudgetError
 from agentgym_budget.integrations.openenv_classes import _classes
 
-__all__ = ["RemoteSession"]
+__all__: list[str] = []
 
 _WIRE_ERROR = re.compile(r"Server error: (?P<name>[A-Za-z]+Error): (?P<message>.*) \(code: [A-Z_]+\)$", re.DOTALL)
 

@@ -13,7 +13,7 @@ Every command that writes a result directory (``passkt``, ``probe``, ``recovery`
 * ``models`` and ``data``: the SHA-256 of every model (an ``hf:`` agent's folder, a training run's base model)
   and of every file a user gave (a game file or data folder among the env's arguments, a reference log),
   each hashed once per version of the file (:mod:`agentgym_budget.storage.file_digests`);
-* ``command``: the command line.
+* ``command``: the command line, secrets scrubbed (:func:`~agentgym_budget.runner.scrub.scrub`).
 
 A directory keeps one record (``{"records": [...]}``): a resumed run whose record is the same but for
 the command line adds nothing, one with a different setup (an upgraded engine) adds its own. Commands
@@ -45,6 +45,7 @@ from typing import Any
 from agentgym_budget._version import __version__
 from agentgym_budget.errors import DataError
 from agentgym_budget.registration import engine_info, env_info, registered_ids
+from agentgym_budget.runner.scrub import scrub
 from agentgym_budget.runner.store import atomic_write_json
 from agentgym_budget.storage.file_digests import path_digest
 from agentgym_budget.storage.safe_json import read_json_file
@@ -169,7 +170,7 @@ def collect_provenance(
         "models": _digests(models),
         "data": _digests(dict(data or {})),
         "machine": machine_record(),
-        "command": list(sys.argv),
+        "command": scrub(list(sys.argv)),
     }
 
 

@@ -9,6 +9,7 @@ string of a record (recursively through dicts, lists and tuples):
 * ``Bearer <token>``, and the value after ``Authorization``, ``api_key``, ``api-key`` or
   ``x-api-key`` followed by ``:`` or ``=``;
 * OpenAI-style keys (``sk-`` and 16 or more characters);
+* the password of a URL's ``user:password@`` part;
 * the whole value of a dict key named ``authorization``, ``api_key`` or ``x-api-key``;
 
 by ``***``.
@@ -18,6 +19,8 @@ Example:
     {'action': 'echo {"Authorization": "Bearer ***"}', 'api_key': '***'}
     >>> _scrub_text("use sk-abcdefghijklmnopqrstuv or api_key=hunter2hunter2", secrets=())
     'use *** or api_key=***'
+    >>> _scrub_text("base_url=http://me:pa55word@localhost:8000/v1", secrets=())
+    'base_url=http://me:***@localhost:8000/v1'
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ _PATTERNS = (
     re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}"),
     re.compile(r"""(?i)(\b(?:authorization|x-api-key|api[_-]?key)["']?\s*[:=]\s*["']?)(?!bearer\s)[^\s"',}]{4,}"""),
     re.compile(r"()\bsk-[A-Za-z0-9_-]{16,}"),
+    re.compile(r"(://[^/\s:@]+:)[^@\s/]+(?=@)"),
 )
 
 

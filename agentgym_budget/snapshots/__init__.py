@@ -23,7 +23,9 @@ Example:
     True
 """
 
-from agentgym_budget.snapshots.stack import clone, get_state, set_state
-from agentgym_budget.snapshots.state import EnvState
+from agentgym_budget.snapshots.stack import clone as clone
+from agentgym_budget.snapshots.stack import get_state as get_state
+from agentgym_budget.snapshots.stack import set_state as set_state
+from agentgym_budget.snapshots.state import EnvState as EnvState
 
-__all__ = ["EnvState", "clone", "get_state", "set_state"]
+__all__: list[str] = []  # the names above are listed by the modules that define them (docs/public-api.md)

@@ -75,7 +75,7 @@ from agentgym_budget._version import __version__
 from agentgym_budget.errors import SnapshotMismatchError, SnapshotUnsupportedError
 from agentgym_budget.snapshots.keys import current_key, seal, unseal
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "RECORDS", "JsonData", "decode", "encode"]
+__all__ = ["JsonData", "decode", "encode"]
 
 MAGIC = b"AGBSNAP\x00"
 """The first bytes of every serialised snapshot."""
@@ -197,7 +197,7 @@ class _Encoder:
     def record(self, obj: Any, name: str, where: str) -> Any:
         if name not in RECORDS:
             raise SnapshotUnsupportedError(
-                f"Cannot serialise {where}: record {name!r} is not in snapshot_codec.RECORDS."
+                f"Cannot serialise {where}: record {name!r} is not in agentgym_budget.snapshots.codec.RECORDS."
             )
         self.libraries.update(getattr(type(obj), "__snapshot_libraries__", ()))
         fields = {

@@ -39,7 +39,7 @@ import warnings
 
 from agentgym_budget.errors import InvalidOptionError, SnapshotMismatchError
 
-__all__ = ["ENV_VAR", "SEAL_MAGIC", "current_key", "seal", "unseal", "use_key"]
+__all__ = ["seal", "unseal", "use_key"]
 
 ENV_VAR = "AGENTGYM_BUDGET_SNAPSHOT_KEY"
 """The environment variable whose value, when set, is the key that seals and checks snapshots."""

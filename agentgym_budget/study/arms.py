@@ -39,7 +39,7 @@ from typing import Any
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 from agentgym_budget.train.config import TrainConfig
 
-__all__ = ["ARMS"]
+__all__: list[str] = []
 
 ARMS = ("fixed", "budgetmix", "curriculum", "budgetmix_turn", "budgetmix_process")
 """The RL arms a study can train (module docstring), in report order."""

@@ -27,7 +27,7 @@ from agentgym_budget.runner.store import read_jsonl
 from agentgym_budget.stats.claims import ClaimSettings, decide_claims
 from agentgym_budget.stats.power import growth_to_decide
 
-__all__ = ["claim_records"]
+__all__: list[str] = []
 
 
 def _order(record: dict[str, Any]) -> tuple[str, ...]:

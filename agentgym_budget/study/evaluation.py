@@ -25,7 +25,7 @@ from agentgym_budget.core.text import normalize_command
 from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.runner.store import atomic_write_text, read_jsonl
 
-__all__ = ["EVALUATION_LOGS", "relocate_logs"]  # fmt: skip
+__all__: list[str] = []
 
 ORDER = ("sft", "fixed", "budgetmix", "curriculum", "budgetmix_turn", "budgetmix_process")
 """Report order of the agents (a difference is later minus earlier: ``fixed - sft``)."""

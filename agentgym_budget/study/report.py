@@ -15,7 +15,7 @@ from typing import Any
 
 from agentgym_budget.study.claims import claims_markdown
 
-__all__ = ["demonstrations_line"]
+__all__: list[str] = []
 
 
 def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
@@ -126,12 +126,12 @@ def turn_lines(turns: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
-def demonstrations_line(train: Any) -> str:
+def _demonstrations_line(train: Any) -> str:
     """What the SFT base imitated (``train``: the study's :class:`~agentgym_budget.train.config.TrainConfig`).
 
     Example:
         >>> from types import SimpleNamespace
-        >>> demonstrations_line(SimpleNamespace(sft_agent="noisy-expert-recover:eps=0.2", sft_mask_errors=True,
+        >>> _demonstrations_line(SimpleNamespace(sft_agent="noisy-expert-recover:eps=0.2", sft_mask_errors=True,
         ...                                     train_tasks=100, sft_episodes_per_task=2))
         'SFT demonstrations: the won episodes of noisy-expert-recover:eps=0.2 (2 per task on 100 train tasks), its errors (commands other than the expert action) masked from the loss.'
     """
@@ -225,7 +225,7 @@ def study_markdown(
         f"{', '.join(config.arms)} ({config.training_seeds} training seed(s) each) from one SFT base; "
         f"{config.eval_tasks} test tasks x {config.eval_samples} episodes per agent and budget.",
         "",
-        demonstrations_line(config.train),
+        _demonstrations_line(config.train),
         "",
         *scope_lines(config),
         *pass_at_one_lines(study["pass@1"], study["differences"], config.eval_budgets),

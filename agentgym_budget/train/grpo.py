@@ -46,7 +46,7 @@ from agentgym_budget.train.rollout_trainer import RolloutOptions, RolloutSource,
 from agentgym_budget.train.rollouts import ROLLOUT_MODES
 from agentgym_budget.train.sft import checkpoint_step, last_checkpoint
 
-__all__ = ["GRPOSettings", "run_grpo", "staged_budgets"]
+__all__ = ["GRPOSettings", "run_grpo"]
 
 GENERATIONS = ("trl", "cached")
 """Who plays GRPO's rollouts: TRL's multi-turn loop, or the package's cached rollouts."""

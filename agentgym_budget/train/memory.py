@@ -26,7 +26,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, TrainingMemoryError
 
-__all__ = ["ModelSize", "available_bytes", "check_memory", "estimate_peak_bytes", "machine_bytes", "model_size"]
+__all__ = ["ModelSize", "available_bytes", "check_memory", "estimate_peak_bytes"]
 
 PROCESS_BYTES = 0.7 * 2**30
 """The training process before any model: Python, torch, transformers, TRL, the game engines (0.45-0.55 GB
@@ -106,7 +106,7 @@ def _directory_size(directory: Path) -> ModelSize:
     return ModelSize(weights // width, vocab, hidden, layers, heads)
 
 
-def model_size(config: Any) -> ModelSize | None:
+def _model_size(config: Any) -> ModelSize | None:
     """Sizes of the base of a :class:`~agentgym_budget.train.config.TrainConfig` (``None``: not known before loading,
     e.g. a ``.gguf`` file)."""
     start = config.init or config.model
@@ -179,7 +179,7 @@ def check_memory(config: Any, available: int | None = None) -> dict[str, float]:
         ...
         agentgym_budget.errors.TrainingMemoryError: SFT of smollm2-135m (134.5 M parameters, vocabulary 49152) with 8 sequences of 2048 tokens a step needs about 61.1 GB at its peak; the machine has 24.0 GB. Lower --sft-batch-size, --sft-max-length (or use --preset smollm2).
     """
-    model = model_size(config)
+    model = _model_size(config)
     if model is None:
         return {}
     room = machine_bytes() if available is None else available

@@ -44,7 +44,7 @@ from agentgym_budget.runner.env_ref import EnvPool
 from agentgym_budget.runner.pool import Emit
 from agentgym_budget.runner.rollout import play_episode
 
-__all__ = ["STEPS_IN_ENV_THREAD", "close_worker_resources", "episode_concurrency"]
+__all__ = ["STEPS_IN_ENV_THREAD", "episode_concurrency"]
 
 ENV_THREADS = 1
 """Threads per worker process that build and reset the envs of an async agent's episodes."""

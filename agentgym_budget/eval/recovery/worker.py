@@ -41,7 +41,7 @@ from agentgym_budget.runner.pool import Emit
 from agentgym_budget.runner.rollout import play_episode
 from agentgym_budget.runner.seeds import episode_seed
 
-__all__ = ["close_worker_resources"]
+__all__: list[str] = []
 
 _POOL = EnvPool()
 _CAP = 10_000

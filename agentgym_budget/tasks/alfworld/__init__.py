@@ -35,7 +35,7 @@ from __future__ import annotations
 from agentgym_budget.registration import declare_engine, register_env
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
-__all__ = ["SPLITS", "register"]
+__all__ = ["register"]
 
 SPLITS = ("train", "valid_seen", "valid_unseen")
 """The splits of every ALFWorld id."""

@@ -45,7 +45,7 @@ from agentgym_budget.errors import DataError
 from agentgym_budget.storage.safe_json import read_json_file, resolve_user_path
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
-__all__ = ["read_game"]
+__all__: list[str] = []
 
 DATA_ENV_VAR = "AGENTGYM_BUDGET_ALFWORLD_DATA"
 """Environment variable naming the official ALFWorld data directory (used when ``data_dir`` is not given)."""

@@ -54,7 +54,7 @@ from agentgym_budget.tasks.alfworld import generator
 from agentgym_budget.tasks.alfworld.portable import PortableAlfworldEnvState
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES, goal_progress, progress_predicates
 
-__all__ = ["ALFWorldEnv", "sanitize_command"]
+__all__ = ["ALFWorldEnv"]
 
 ALFWORLD_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,

@@ -11,7 +11,7 @@ from textworld.logic import Proposition
 
 from agentgym_budget.tasks.alfworld.parsed_game import ActionSchema
 
-__all__ = ["GameData"]
+__all__: list[str] = []
 
 _NAMINGS_KEPT = 8
 _PLANS_KEPT = 2048

@@ -46,7 +46,7 @@ from agentgym_budget.tasks.alfworld import scenes
 from agentgym_budget.tasks.alfworld.scene_problem import pick_targets, scene_problem
 from agentgym_budget.tasks.alfworld.task_types import TASK_TYPES
 
-__all__ = ["GENERATOR_VERSION", "SPLIT_SEEDS", "generate_game"]
+__all__ = ["SPLIT_SEEDS", "generate_game"]
 
 GENERATOR_VERSION = 1
 """Bumped whenever generated games change (it is part of the cache key)."""

@@ -40,7 +40,7 @@ from typing import Any
 
 from agentgym_budget.storage.cache import cached_directory
 
-__all__ = ["Parameter"]
+__all__: list[str] = []
 
 PARSED_FORMAT = 2
 """Version of the stored form (part of the cache key)."""

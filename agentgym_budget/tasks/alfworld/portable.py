@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["PortableAlfworldEnvState", "PortableAlfworldState", "game_digest"]
+__all__: list[str] = []
 
 _LIBRARIES = ("textworld", "alfworld", "fast-downward-textworld")
 

@@ -60,7 +60,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["sanitize_command"]
+__all__: list[str] = []
 
 MAX_COMMAND_LENGTH = 180
 """Longest command passed to the interpreter (its input buffer holds 198 bytes)."""

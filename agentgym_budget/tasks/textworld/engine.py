@@ -46,7 +46,7 @@ from agentgym_budget.tasks.textworld.parsers import make_parsers_thread_safe
 from agentgym_budget.tasks.textworld.portable import PortableTextWorldState, freeze_trackers, game_digest, thaw_trackers
 from agentgym_budget.tasks.textworld.story_file import check_story_file
 
-__all__ = ["load_game"]
+__all__: list[str] = []
 
 make_parsers_thread_safe()
 

@@ -57,7 +57,7 @@ from agentgym_budget.snapshots.codec import JsonData
 from agentgym_budget.storage.safe_json import MAX_BYTES, read_regular_file
 from agentgym_budget.tasks.textworld.story_file import MAX_STORY_BYTES
 
-__all__ = ["PortableTextWorldState", "game_digest"]
+__all__: list[str] = []
 
 _ACTION_ATTRIBUTES = frozenset(
     {

@@ -43,7 +43,7 @@ import numpy as np
 from agentgym_budget.errors import DataError
 from agentgym_budget.storage.safe_json import read_regular_file
 
-__all__ = ["MAX_STORY_BYTES", "check_story_file"]
+__all__ = ["check_story_file"]
 
 _HEADER_SIZE = 0x40
 _GLOBALS_SIZE = 240 * 2

@@ -18,7 +18,7 @@ from agentgym_budget.core.info_keys import EXPERT_INFO_KEYS
 from agentgym_budget.core.turn import Turn
 from agentgym_budget.tasks.textworld.progress import plan_progress
 
-__all__ = ["request_infos"]
+__all__: list[str] = []
 
 TEXTWORLD_INFO_KEYS: Mapping[str, str] = {
     **EXPERT_INFO_KEYS,

@@ -28,7 +28,7 @@ from typing import Any
 
 from agentgym_budget.errors import InvalidOptionError, did_you_mean
 
-__all__ = ["GAMES", "params_string"]
+__all__ = ["GAMES"]
 
 FOLD_SEEDS: Mapping[str, range] = {
     "train": range(0, 1000),

@@ -34,9 +34,9 @@ from typing import Any
 from agentgym_budget.dependencies import require
 from agentgym_budget.errors import MissingDependencyError
 
-__all__ = ["JAVA_INSTALL_HINT", "jvm_pid", "new_game_interface"]
+__all__ = ["jvm_pid", "new_game_interface"]
 
-JAVA_INSTALL_HINT = (
+_JAVA_INSTALL_HINT = (
     "Install a Java runtime (11 or newer), e.g. `apt-get install default-jre-headless` on Debian/Ubuntu "
     "(or set JAVA_HOME to one), then check it with `java -version`."
 )
@@ -74,7 +74,7 @@ def java_command() -> str:
     if found is None:
         raise MissingDependencyError(
             "The TextWorldExpress ids (TWX-*) run the TextWorldExpress engine in a Java virtual machine, and no "
-            f"Java runtime was found (no java on PATH{' or in JAVA_HOME' if home else ''}). {JAVA_INSTALL_HINT}"
+            f"Java runtime was found (no java on PATH{' or in JAVA_HOME' if home else ''}). {_JAVA_INSTALL_HINT}"
         )
     return found
 
@@ -92,7 +92,7 @@ def _launch() -> _Gateway:
     except (OSError, ValueError) as err:  # not executable, or no port printed: not a working JVM
         raise MissingDependencyError(
             f"The TWX ids could not start the TextWorldExpress engine with {java} ({type(err).__name__}: {err}). "
-            f"{JAVA_INSTALL_HINT}"
+            f"{_JAVA_INSTALL_HINT}"
         ) from err
     gateway = java_gateway.JavaGateway(
         gateway_parameters=java_gateway.GatewayParameters(port=port, auto_close=True), java_process=process

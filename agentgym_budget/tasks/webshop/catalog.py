@@ -25,7 +25,7 @@ from typing import Any
 
 from agentgym_budget.errors import UnknownSplitError
 
-__all__ = ["Catalog", "Goal"]
+__all__ = ["Catalog"]
 
 SPLITS: tuple[str, ...] = ("train", "valid", "test")
 """The instruction splits of every catalog."""

@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["NounTagger", "default_tagger", "title_nouns", "token_features", "tokenize_title"]
+__all__ = ["NounTagger", "default_tagger", "token_features", "tokenize_title"]
 
 MODEL_PATH = Path(__file__).with_name("noun_tagger.json")
 """The shipped weights of :func:`default_tagger`."""

@@ -40,7 +40,7 @@ from agentgym_budget.tasks.webshop.vocabulary import LUCENE_STOPWORDS
 if TYPE_CHECKING:
     from agentgym_budget.tasks.webshop.catalog import Catalog
 
-__all__ = ["SearchIndex", "tokenize"]
+__all__ = ["SearchIndex"]
 
 SEARCH_RESULTS = 50
 """Number of hits a search returns (WebShop's ``SEARCH_RETURN_N``)."""
