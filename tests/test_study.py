@@ -317,3 +317,27 @@ def test_the_smoke_preset_runs_the_whole_study_from_the_command_line(tmp_path):
     again = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
     assert (out / "study.json").read_bytes() == written
+
+
+@pytest.mark.slow
+def test_a_scoring_study_evaluates_score_agents_and_decides_single_step_on_exact_probes(tmp_path):
+    """``--preset score-smoke``: the arms train scoring policies, the evaluation plays them as ``score:`` agents
+    and the single-step claim reads each probe's exact probability of an optimal action."""
+    pytest.importorskip("trl")
+    from agentgym_budget.cli.main import main
+    from agentgym_budget.study.claims import claim_records
+
+    out = tmp_path / "score"
+    assert main(["study", "--preset", "score-smoke", "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    study = json.loads((out / "study.json").read_text())
+    assert study["config"]["policy"] == "score" and study["config"]["train"]["policy"] == "score"
+    assert study["agents"] == {
+        name: f"score:{out / name / 'final'}" for name in ("sft", "fixed", "budgetmix", "budgetmix_process")
+    }
+    probes = [json.loads(line) for line in (out / "probe" / "probes.jsonl").read_text().splitlines()]
+    exact = [record["p_optimal"] for record in probes if record.get("kind") == "probe"]
+    assert exact and all(0.0 <= p <= 1.0 for p in exact)
+    records = claim_records(out, study["agents"], sorted(study["config"]["eval_budgets"]))[1]
+    assert sorted(record["correct"] for record in records) == sorted(exact)
+    supervision = next(claim for claim in study["claims"] if claim["claim"] == "process_supervision")
+    assert "no records" not in supervision.get("reason", "")

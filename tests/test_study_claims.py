@@ -187,3 +187,39 @@ def test_the_power_line_projects_the_size_each_short_claim_needs() -> None:
     assert "(recovery)" not in next(line for line in claims_markdown([decided]) if line.startswith("- To decide"))
     everything_met = claims_markdown([claim("recovery", 0.05)])
     assert "projection" not in next(line for line in everything_met if line.startswith("- Power"))
+
+
+def test_the_score_presets_train_scoring_policies_with_the_scoring_settings():
+    import argparse
+
+    from agentgym_budget.cli.cmd_study import add_arguments, build_study
+    from agentgym_budget.study.run import StudyConfig
+    from agentgym_budget.train.scoring.settings import SCORE_RL_DEFAULTS
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    score = build_study(parser.parse_args(["--out", "x", "--preset", "score"]))
+    assert (score.policy, score.train.policy, score.train.model, score.training_seeds) == (
+        "score",
+        "score",
+        "smollm2-135m",
+        3,
+    )
+    assert score.arms == ("fixed", "budgetmix", "budgetmix_turn", "budgetmix_process")
+    fixed = score.recipe("fixed", Path("sft/final"))
+    assert (fixed.policy, fixed.grpo.learning_rate) == ("score", SCORE_RL_DEFAULTS["learning_rate"])
+    assert (
+        score.to_json()["policy"] == "score"
+        and "policy" not in build_study(parser.parse_args(["--out", "x"])).to_json()
+    )
+    flagged = build_study(
+        parser.parse_args(["--out", "x", "--preset", "smoke", "--policy", "score", "--train-blocks", "3"])
+    )
+    assert (flagged.train.policy, flagged.train.score.train_blocks, flagged.train.model) == ("score", 3, None)
+    assert build_study(parser.parse_args(["--out", "x", "--preset", "generate"])) == build_study(
+        parser.parse_args(["--out", "x"])
+    )
+    with pytest.raises(InvalidOptionError, match="add --policy score"):
+        build_study(parser.parse_args(["--out", "x", "--preset", "smoke", "--train-blocks", "3"]))
+    with pytest.raises(InvalidOptionError, match="policy must be one of generate, score, got 'sample'"):
+        StudyConfig(policy="sample")

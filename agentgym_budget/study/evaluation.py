@@ -113,9 +113,9 @@ EVALUATION_LOGS = ("passkt/episodes.jsonl", "probe/probes.jsonl", "recovery/epis
 def relocate_logs(out: Path, agents: dict[str, str]) -> int:
     """Rename, in the evaluation logs of a study moved or copied to ``out``, its agents to their names here.
 
-    A study names its agents ``hf:OUT/RUN/final``; after a move the logged records still carry the old
-    ``OUT``, and would be played again under the new names. A record whose agent is ``hf:X/RUN/final``
-    for a run ``RUN`` of ``agents`` with another ``X`` is renamed to ``agents[RUN]`` (the episodes are
+    A study names its agents ``hf:OUT/RUN/final`` (``score:OUT/RUN/final`` for a scoring policy); after a move
+    the logged records still carry the old ``OUT``, and would be played again under the new names. A record whose
+    agent is ``hf:X/RUN/final`` (or ``score:``) for a run ``RUN`` of ``agents`` with another ``X`` is renamed to ``agents[RUN]`` (the episodes are
     the same: seeds do not depend on the agent's name). Returns how many records were renamed.
     """
     renamed = 0
@@ -127,8 +127,7 @@ def relocate_logs(out: Path, agents: dict[str, str]) -> int:
         changed = 0
         for record in records:
             spec = record.get("agent")
-            parts = spec.removeprefix("hf:").rsplit("/", 2) if isinstance(spec, str) and spec.startswith("hf:") else []
-            run = parts[-2] if len(parts) >= 2 and parts[-1] == "final" else None
+            run = _run_of(spec)
             if run in agents and spec != agents[run]:
                 record["agent"], changed = agents[run], changed + 1
         if changed:
@@ -136,6 +135,20 @@ def relocate_logs(out: Path, agents: dict[str, str]) -> int:
             atomic_write_text(path, "".join(lines))
             renamed += changed
     return renamed
+
+
+def _run_of(spec: Any) -> str | None:
+    """The run ``RUN`` of an agent spec ``hf:X/RUN/final`` or ``score:X/RUN/final`` (``None`` for another spec).
+
+    Example:
+        >>> _run_of("score:/runs/s/fixed@1/final"), _run_of("hf:s/sft/final"), _run_of("random")
+        ('fixed@1', 'sft', None)
+    """
+    if not isinstance(spec, str):
+        return None
+    kind, _, path = spec.partition(":")
+    parts = path.rsplit("/", 2) if kind in ("hf", "score") else []
+    return parts[-2] if len(parts) >= 2 and parts[-1] == "final" else None
 
 
 def passkt_stage(config: Any, env: Any, agents: dict[str, str], out: Path, progress: bool) -> str:

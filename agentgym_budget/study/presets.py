@@ -1,4 +1,5 @@
-"""Named sizes of the study: ``smoke``, ``quick``, ``tiny``, ``default``, ``full`` and ``smollm2``.
+"""Named sizes of the study: ``smoke``, ``quick``, ``tiny``, ``default`` (``generate``), ``full``, ``smollm2``,
+``score`` and ``score-smoke``.
 
 =========== ================ =====================================================================================
 preset      base             what it is for
@@ -13,12 +14,18 @@ preset      base             what it is for
                              evaluation: about 18 hours (estimated from ``default``'s stages, not run)
 ``smollm2`` SmolLM2-135M     the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
                              sampling; 2.6 h estimated), kept to redo the runs of docs/results/log.md
+``generate``  SmolLM2-135M   ``default`` by the name of its policy (generated commands, ``hf:`` agents)
+``score``     SmolLM2-135M   the study on a **scoring policy** (``score:`` agents: the model scores the admissible
+                             commands): four arms (fixed, BudgetMix, BudgetMix with turn credit without and with
+                             the process reward) x three training seeds, 320 RL episodes per run; sized from the scoring path's measured costs
+                             (about 2 h on 2 cores, estimated; not yet run end to end)
+``score-smoke`` tiny         the tests' end-to-end run of a scoring study (every stage, seconds of training)
 =========== ================ =====================================================================================
 
 ``smoke`` and ``quick`` decide nothing, and their ``study.md`` says so in its first lines (fewer than 32 test
 tasks and 2 training seeds per arm: :func:`~agentgym_budget.study.report.scope_lines`).
 
-A preset fixes the evaluation sizes, the number of training seeds per RL recipe, the training steps, GRPO
+A preset fixes the policy (``policy``: ``generate`` unless it says ``score``), the evaluation sizes, the number of training seeds per RL recipe, the training steps, GRPO
 settings (``grpo``, over the base's own: the ``--rl-*`` flags override them) and, for ``default`` and ``full``,
 the fixed arm's budget and the arms; flags given beside a preset win over it.
 
@@ -44,7 +51,21 @@ SFT and GRPO sizes). Why each setting, from the runs of docs/results/log.md:
 :func:`~agentgym_budget.stats.power.growth_to_decide` projects from the default run; estimated at about 8 h of
 training (9 RL runs of 20 steps) and 10 h of evaluation (10 agents on twice the tasks) on 2 cores.
 
+**score** (SmolLM2-135M-Instruct scoring the admissible commands, TWOSOME-style; SFT and RL settings of
+:mod:`agentgym_budget.train.scoring.settings`: SFT over the candidates, then group-relative PPO at learning rate
+1e-4 on the top 2 blocks, groups of 8). Why: a scoring turn costs about a tenth of a generated one and a training
+episode about 0.5-1 CPU s (``benchmarks/scoring_speed.py``), so every arm trains on hundreds of episodes with three
+training seeds, the process arm (``budgetmix_process``, on Coin Collector's ``progress="plan"``) and its
+comparison arm with the same turn-level credit (``budgetmix_turn``) fit beside the others (curriculum does not:
+``--arms`` adds it), and the single-step claim reads the exact probability of optimal actions (``p_optimal``), not a
+sampled action. Its estimated cost: 12 RL runs of 10 steps x 32 episodes (about 4 CPU min each), 13 agents x
+32 tasks x 4 episodes of evaluation (about 1 CPU h on 2 workers), probes and recovery.
+
 Example:
+    >>> preset_settings("score")["policy"], preset_settings("score")["training_seeds"]
+    ('score', 3)
+    >>> preset_settings("generate") == preset_settings("default")
+    True
     >>> preset_settings("smoke")["eval_samples"]
     2
     >>> preset_settings("default")["train_preset"], preset_settings("default")["arms"]
@@ -139,6 +160,36 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train_tasks": 60,
         "grpo": _SEARCHED_GROUPS,
     },
+    "score": {
+        "policy": "score",
+        "train_preset": "smollm2",
+        "arms": ("fixed", "budgetmix", "budgetmix_turn", "budgetmix_process"),
+        "train_budget": 4,
+        "eval_tasks": 32,
+        "eval_samples": 4,
+        "eval_ks": (1, 2, 4),
+        "probe_states": 24,
+        "recovery_states": 16,
+        "training_seeds": 3,
+        "sft_steps": 20,
+        "rl_steps": 10,
+        "train_tasks": 100,
+    },
+    "score-smoke": {
+        "policy": "score",
+        "arms": ("fixed", "budgetmix", "budgetmix_process"),
+        "train_budget": 4,
+        "eval_tasks": 2,
+        "eval_samples": 2,
+        "eval_ks": (1, 2),
+        "probe_states": 2,
+        "recovery_states": 1,
+        "training_seeds": 1,
+        "sft_steps": 4,
+        "rl_steps": 2,
+        "train_tasks": 4,
+        "grpo": {"episodes_per_step": 4, "num_generations": 2},
+    },
     "smollm2": {
         "train_preset": "smollm2",
         "eval_tasks": 16,
@@ -154,17 +205,21 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 """Sizes of each preset."""
 
+PRESET_NAMES = (*PRESETS, "generate")
+"""The names ``--preset`` takes (``generate``: ``default`` by its policy's name)."""
+
 
 def preset_settings(name: str) -> dict[str, Any]:
     """A copy of the sizes of preset ``name`` (``train_preset``: the ``train --preset`` whose model and settings the
     study trains with, if any; ``grpo``: GRPO settings over those; ``arms`` and ``train_budget``, if given: the
-    study's arms and the fixed arm's budget).
+    study's arms and the fixed arm's budget; ``policy``, if given: ``score``).
 
     Raises:
         InvalidOptionError: An unknown preset.
     """
+    name = "default" if name == "generate" else name
     if name not in PRESETS:
-        raise InvalidOptionError(f"Unknown study preset {name!r}; presets are {', '.join(PRESETS)}.")
+        raise InvalidOptionError(f"Unknown study preset {name!r}; presets are {', '.join(PRESET_NAMES)}.")
     settings = dict(PRESETS[name])
     if "grpo" in settings:
         settings["grpo"] = dict(settings["grpo"])

@@ -5,7 +5,8 @@
 1. ``sft/``: recipe ``sft`` (the base policy, see :mod:`agentgym_budget.train.recipe`);
 2. one directory per RL arm and training seed (``fixed/``, ``fixed@1/``, ``budgetmix/``, ``curriculum/``, ...;
    :mod:`agentgym_budget.study.arms`), each RL from ``sft/final`` on the same tasks and steps;
-3. ``passkt/``: the Pass@(K,T) grid of every checkpoint as ``hf:DIR`` agents on the first
+3. ``passkt/``: the Pass@(K,T) grid of every checkpoint as ``hf:DIR`` agents (``score:DIR`` when the study trains a
+   scoring policy, ``policy="score"``) on the first
    ``eval_tasks`` tasks of the **test** split (never trained on), budgets ``eval_budgets``;
 4. ``probe/`` and ``recovery/``: single-step probes (at discriminating states the agents visited) and
    recovery probes of the same agents on the test split (:mod:`agentgym_budget.study.evaluation`).
@@ -61,6 +62,7 @@ from agentgym_budget.study.report import study_markdown
 from agentgym_budget.train.config import TrainConfig
 from agentgym_budget.train.grpo import GRPOSettings
 from agentgym_budget.train.recipe import run_training, training_provenance
+from agentgym_budget.train.scoring.settings import POLICIES, SCORE_RL_DEFAULTS, SCORE_SFT_DEFAULTS
 from agentgym_budget.train.trajectories import DEMONSTRATIONS
 
 __all__ = ["StudyConfig", "run_study"]
@@ -101,6 +103,10 @@ class StudyConfig:
             into ``NAME``); the claims' intervals include their spread. SFT is trained once.
         demonstrations: What SFT imitates, one of :data:`DEMONSTRATIONS` (default ``masked``: the noisy expert's
             wins with its errors left out of the loss). Only applies when ``train`` is not given.
+        policy: How the trained models play: ``generate`` (``hf:`` agents) or ``score`` (``score:`` agents that
+            choose among the admissible commands; SFT and RL start from the scoring defaults of
+            :mod:`agentgym_budget.train.scoring.settings`). Only applies when ``train`` is not given (then
+            ``train.policy`` decides).
 
     Raises:
         InvalidOptionError: ``train_budget`` not in ``eval_budgets``, a bad number, or bad ``arms``.
@@ -131,6 +137,7 @@ class StudyConfig:
     demonstrations: str = "masked"
     arms: tuple[str, ...] = DEFAULT_ARMS
     model: str | None = None
+    policy: str = "generate"
 
     def __post_init__(self) -> None:
         if self.train_budget not in self.eval_budgets:
@@ -144,6 +151,8 @@ class StudyConfig:
                 raise InvalidOptionError(f"StudyConfig: {name} must be a positive integer, got {value!r}.")
         env_kwargs = dict(EnvRef.parse(self.env_id, self.env_kwargs or None).kwargs)
         object.__setattr__(self, "arms", check_arms(self.arms, self.env_id, env_kwargs))
+        if self.policy not in POLICIES:
+            raise InvalidOptionError(f"StudyConfig: policy must be one of {', '.join(POLICIES)}, got {self.policy!r}.")
         if self.demonstrations not in DEMONSTRATIONS:
             raise InvalidOptionError(
                 f"StudyConfig: demonstrations must be one of {', '.join(DEMONSTRATIONS)}, got {self.demonstrations!r}."
@@ -153,20 +162,26 @@ class StudyConfig:
                 f"StudyConfig: eval_ks {list(self.eval_ks)} exceed eval_samples={self.eval_samples}."
             )
         if self.train is None:
-            object.__setattr__(
-                self,
-                "train",
-                TrainConfig(
-                    self.env_id,
-                    self.env_kwargs,
-                    recipe="sft",
-                    budget=max(self.budgets),
-                    seed=self.seed,
-                    model=self.model,
-                    sft_agent=DEMONSTRATIONS[self.demonstrations][0],
-                    sft_mask_errors=DEMONSTRATIONS[self.demonstrations][1],
-                ),
-            )
+            object.__setattr__(self, "train", self._default_train())
+
+    def _default_train(self) -> TrainConfig:
+        """The training settings of a study given no ``train``: the SFT recipe on ``model``, as ``policy`` plays."""
+        train = TrainConfig(
+            self.env_id,
+            self.env_kwargs,
+            recipe="sft",
+            budget=max(self.budgets),
+            seed=self.seed,
+            model=self.model,
+            sft_agent=DEMONSTRATIONS[self.demonstrations][0],
+            sft_mask_errors=DEMONSTRATIONS[self.demonstrations][1],
+            policy=self.policy,
+        )
+        if self.policy != "score":
+            return train
+        return replace(
+            train, sft=replace(train.sft, **SCORE_SFT_DEFAULTS), grpo=replace(train.grpo, **SCORE_RL_DEFAULTS)
+        )
 
     def recipe(self, name: str, sft_final: Path | None = None, index: int = 0) -> TrainConfig:
         """The :class:`TrainConfig` of the stage ``name``: ``sft``, or an RL arm starting from ``sft_final``.
@@ -184,7 +199,7 @@ class StudyConfig:
         return arm_config(self.train, name, train_budget=self.train_budget, budgets=self.budgets, init=init)
 
     def to_json(self) -> dict[str, Any]:
-        """JSON form (``arms`` and ``model`` only when not the defaults, so earlier studies still resume).
+        """JSON form (``arms``, ``model`` and ``policy`` only when not the defaults, so earlier studies still resume).
 
         ``workers`` is left out: how many processes evaluate changes no result (a resume may change it).
         """
@@ -195,6 +210,8 @@ class StudyConfig:
             data.pop("arms")
         if self.model is None:
             data.pop("model")
+        if self.policy == "generate":  # the policy of every study before scoring policies
+            data.pop("policy")
         return data
 
 
@@ -208,7 +225,8 @@ def run_names(config: StudyConfig) -> list[tuple[str, str, int]]:
 
 
 def _agents(out: Path, config: StudyConfig) -> dict[str, str]:
-    return {directory: f"hf:{out / directory / 'final'}" for _, directory, _ in run_names(config)}
+    kind = "score" if config.train is not None and config.train.policy == "score" else "hf"
+    return {directory: f"{kind}:{out / directory / 'final'}" for _, directory, _ in run_names(config)}
 
 
 def stage_times(out: Path) -> dict[str, dict[str, float]]:
