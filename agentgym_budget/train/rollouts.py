@@ -197,6 +197,25 @@ def _branch(local: Any, session: EpisodeSession, trunk: Rollout, checkpoint: _Ch
     return Rollout(session, conversation, seed, trunk.group, checkpoint.turn, len(checkpoint.ids))
 
 
+def check_groups(specs: Sequence[GroupSpec], sessions: Sequence[Any], mode: str) -> None:
+    """Check that ``mode`` is a rollout mode and ``sessions`` hold one session per rollout of ``specs``.
+
+    Raises:
+        InvalidOptionError: Unknown ``mode``, or fewer sessions than rollouts.
+
+    Example:
+        >>> check_groups([], [], "fan")
+        Traceback (most recent call last):
+        ...
+        agentgym_budget.errors.InvalidOptionError: Unknown rollout mode 'fan'; expected one of ('chain', 'tree').
+    """
+    if mode not in ROLLOUT_MODES:
+        raise InvalidOptionError(f"Unknown rollout mode {mode!r}; expected one of {ROLLOUT_MODES}.")
+    needed = sum(spec.size for spec in specs)
+    if len(sessions) < needed:
+        raise InvalidOptionError(f"play_groups: {len(sessions)} sessions for {needed} rollouts.")
+
+
 def play_groups(
     local: Any,
     sessions: Sequence[EpisodeSession],
@@ -215,11 +234,7 @@ def play_groups(
     Raises:
         InvalidOptionError: Unknown ``mode``, or fewer sessions than rollouts.
     """
-    if mode not in ROLLOUT_MODES:
-        raise InvalidOptionError(f"Unknown rollout mode {mode!r}; expected one of {ROLLOUT_MODES}.")
-    needed = sum(spec.size for spec in specs)
-    if len(sessions) < needed:
-        raise InvalidOptionError(f"play_groups: {len(sessions)} sessions for {needed} rollouts.")
+    check_groups(specs, sessions, mode)
     free = iter(sessions)
     if mode == "chain":
         groups = [[_start(local, next(free), s, g, m) for m in range(s.size)] for g, s in enumerate(specs)]

@@ -32,9 +32,8 @@ from agentgym_budget.agents.scoring.agent import ScoringModel, candidate_command
 from agentgym_budget.agents.scoring.policy import candidate_scores, choose, distribution
 from agentgym_budget.agents.scoring.prompt import EpisodePrompt, next_prompt, user_message
 from agentgym_budget.agents.scoring.scorer import PromptState, Scored, ScoreRequest, score
-from agentgym_budget.errors import InvalidOptionError
 from agentgym_budget.integrations.session import EpisodeSession, SessionState
-from agentgym_budget.train.rollouts import ROLLOUT_MODES, GroupSpec, rollout_seed
+from agentgym_budget.train.rollouts import GroupSpec, check_groups, rollout_seed
 
 __all__: list[str] = []
 
@@ -225,11 +224,7 @@ def play_groups(
     Raises:
         InvalidOptionError: Unknown ``mode``, or fewer sessions than rollouts.
     """
-    if mode not in ROLLOUT_MODES:
-        raise InvalidOptionError(f"Unknown rollout mode {mode!r}; expected one of {ROLLOUT_MODES}.")
-    needed = sum(spec.size for spec in specs)
-    if len(sessions) < needed:
-        raise InvalidOptionError(f"play_groups: {len(sessions)} sessions for {needed} rollouts.")
+    check_groups(specs, sessions, mode)
     free = iter(sessions)
     if mode == "chain":
         groups = [[_start(scoring, next(free), s, g, m) for m in range(s.size)] for g, s in enumerate(specs)]
