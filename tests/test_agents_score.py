@@ -351,3 +351,22 @@ def test_ray_rollouts_continue_a_fork_with_a_scoring_agent(checkpoint: Path) -> 
     first, again = play_from(env, point, continuation), play_from(env, point, continuation)
     env.close()
     assert first.actions and first.actions == again.actions
+
+
+@pytest.mark.slow
+def test_a_scoring_agent_plays_scienceworld_from_its_bounded_command_list(checkpoint: Path) -> None:
+    """ScienceWorld lists its commands only when asked: the agent asks (``info_keys``), and chooses among them."""
+    pytest.importorskip("scienceworld")
+    from agentgym_budget.agents.base import required_info_keys
+
+    agent = parse_agent(f"score:{checkpoint}:temperature=0").build()
+    assert "admissible_actions" in agent.info_keys
+    ref = EnvRef.parse("ScienceWorld-v0", "task=boil,max_admissible=8")
+    env = ref.make(required_info_keys(agent))  # as the runners make it
+    try:
+        result = asyncio.run(play_episode(env, agent, task_id=ref.task_ids()[0], budget=3, seed=0))
+        listed = env.unwrapped.reset(seed=0, options={"task": ref.task_ids()[0]})[1]
+    finally:
+        env.close()
+    assert len(result.actions) == 3
+    assert result.actions[0] in listed["admissible_actions"] and len(listed["admissible_actions"]) <= 8

@@ -53,7 +53,8 @@ from agentgym_budget.errors import AgentError, InvalidOptionError
 __all__ = ["ScoreAgent"]
 
 SUPPORTED = (
-    "TextWorld, TWX, ALFWorld and BabyAI (admissible actions), WebShop (search queries built from the instruction)"
+    "TextWorld, TWX, ALFWorld, BabyAI and ScienceWorld (admissible actions; ScienceWorld's bounded list), "
+    "WebShop (search queries built from the instruction)"
 )
 """Families whose states list the commands a scoring agent chooses among."""
 
@@ -202,6 +203,9 @@ class ScoreAgent:
         ModelPathError: ``path`` holds no model.
         InvalidOptionError: A parameter is out of range.
     """
+
+    info_keys = frozenset({"admissible_actions"})
+    """The runner asks every env for its commands, also where listing them is opt-in (ScienceWorld)."""
 
     def __init__(
         self,
