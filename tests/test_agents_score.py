@@ -169,7 +169,9 @@ def _act(agent: ScoreAgent, actions: list[str], goal: str = "Take the coin.", ob
 
 def test_hostile_candidates_get_an_error_or_a_bounded_behaviour(checkpoint: Path) -> None:
     agent = ScoreAgent(str(checkpoint), temperature=0)
-    with pytest.raises(AgentError, match=r"lists none\. Families that list them: TextWorld, TWX, ALFWorld and BabyAI"):
+    with pytest.raises(
+        AgentError, match=r"lists none\. Families that list them: TextWorld, TWX, ALFWorld, BabyAI and ScienceWorld"
+    ):
         _act(agent, [])
     many = [f"take coin {i}" for i in range(10_000)]
     with pytest.raises(AgentError, match="10000 candidates in this state, more than max_candidates=1000"):
