@@ -215,7 +215,7 @@ def _stage(tmp_path, machine, start: float, end: float, seconds: float, records:
     """A stage that runs ``seconds`` under load ``start`` (``end`` when it ends) and logs ``records`` records."""
     import time
 
-    from agentgym_budget.study import run
+    from agentgym_budget.study import timing
 
     def work() -> None:
         machine["load"] = start
@@ -226,14 +226,14 @@ def _stage(tmp_path, machine, start: float, end: float, seconds: float, records:
         machine["load"] = end
 
     machine["load"] = start
-    run._timed(tmp_path, "sft", work)
+    timing.timed(tmp_path, "sft", work)
 
 
 def test_a_resume_that_finds_a_stage_done_adds_no_time_and_keeps_the_loads_it_ran_under(tmp_path, monkeypatch):
-    from agentgym_budget.study import run
+    from agentgym_budget.study import timing
 
     machine = {"load": 0.0}
-    monkeypatch.setattr(run.os, "getloadavg", lambda: (machine["load"], 0.0, 0.0))
+    monkeypatch.setattr(timing.os, "getloadavg", lambda: (machine["load"], 0.0, 0.0))
     _stage(tmp_path, machine, 3.0, 4.0, 0.2)
     first = json.loads((tmp_path / "timing.json").read_text())["sft"]
     _stage(tmp_path, machine, 0.5, 0.6, 0.3, records=0)  # the resume: the stage is done, nothing logged
@@ -253,7 +253,7 @@ def test_a_stage_stopped_midway_keeps_its_time(tmp_path, stop):
     import signal
     import time
 
-    from agentgym_budget.study import run
+    from agentgym_budget.study import timing
 
     cli_main = importlib.import_module("agentgym_budget.cli.main")  # the package's `main` is the function
 
@@ -268,9 +268,9 @@ def test_a_stage_stopped_midway_keeps_its_time(tmp_path, stop):
     previous = signal.signal(signal.SIGTERM, cli_main._raise_terminated)
     try:
         with pytest.raises(KeyboardInterrupt):
-            run._timed(tmp_path, "passkt", work)
+            timing.timed(tmp_path, "passkt", work)
         with pytest.raises(KeyboardInterrupt):
-            run._timed(tmp_path, "passkt", work)
+            timing.timed(tmp_path, "passkt", work)
     finally:
         signal.signal(signal.SIGTERM, previous)
     entry = json.loads((tmp_path / "timing.json").read_text())["passkt"]

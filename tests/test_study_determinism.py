@@ -6,6 +6,7 @@ model loading, bootstraps and plots), with a fourth run (workers 1 with delays) 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from dataclasses import replace
@@ -59,3 +60,39 @@ def test_workers_and_injected_delays_give_a_byte_identical_study_json(tmp_path, 
     assert "it/s]" not in printed.out + printed.err  # progress=False reaches the spawned workers' libraries
     monkeypatch.setenv(INJECT_DELAYS_ENV, "0.03")  # random sleeps before every job and every emitted record
     assert _evaluate_again(config, tmp_path, workers=2) == serial
+
+
+def _untimed_metrics(run):
+    """A training run's metrics per step without the ones that measure time (``elapsed_s``, TRL's ``step_time``...)."""
+    timed = ("_s", "_time", "_runtime", "_per_second")
+    rows = [json.loads(line) for line in (run / "rl" / "metrics.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in row.items() if not k.endswith(timed)} for row in rows]
+
+
+@pytest.mark.slow
+def test_rl_runs_trained_side_by_side_give_the_weights_and_logs_of_runs_trained_one_after_another(tmp_path):
+    """The study trains its RL runs in ``workers`` processes: each run's weights and logs are the serial run's."""
+    pytest.importorskip("trl")
+    from agentgym_budget.study.run import StudyConfig, run_study
+    from agentgym_budget.train.grpo import GRPOSettings
+
+    config = StudyConfig(*COIN, train_budget=3, budgets=(2, 3), eval_budgets=(2, 3), eval_ks=(1,), eval_samples=1,
+                         eval_tasks=1, workers=1, arms=("fixed", "budgetmix"),
+                         train=tiny_config("sft", grpo=GRPOSettings(steps=1, episodes_per_step=2, num_generations=2,
+                                                                    save_steps=1, tokens_per_turn=24)))  # fmt: skip
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    arms = ("fixed", "budgetmix")
+    run_study(config, serial, stages=("sft", *arms), progress=False)
+    parallel.mkdir()
+    shutil.copytree(serial / "sft", parallel / "sft")
+    run_study(replace(config, workers=2), parallel, stages=arms, progress=False)
+    runs = ("fixed", "budgetmix")
+    for run in runs:
+        for name in ("final/model.safetensors", "rl/episodes.jsonl"):
+            assert (parallel / run / name).read_bytes() == (serial / run / name).read_bytes(), (run, name)
+        assert _untimed_metrics(parallel / run) == _untimed_metrics(serial / run), run
+    timing = json.loads((parallel / "timing.json").read_text())
+    assert set(timing) == set(runs) and all(timing[run]["cpu_s"] > 0 for run in runs)  # measured in the workers
+    resumed = (parallel / "timing.json").read_bytes()
+    run_study(replace(config, workers=2), parallel, stages=arms, progress=False)  # all done: nothing to add
+    assert (parallel / "timing.json").read_bytes() == resumed

@@ -118,7 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S,...",
         help="stages to run (default all: sft, the arms, passkt, probe, recovery)",
     )
-    parser.add_argument("--workers", type=positive_int, default=2, help="evaluation worker processes (default 2)")
+    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes of the RL runs and the evaluation (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="study directory (rerun to resume)")
     parser.add_argument(

@@ -4,7 +4,8 @@
 
 1. ``sft/``: recipe ``sft`` (the base policy, see :mod:`agentgym_budget.train.recipe`);
 2. one directory per RL arm and training seed (``fixed/``, ``fixed@1/``, ``budgetmix/``, ``curriculum/``, ...;
-   :mod:`agentgym_budget.study.arms`), each RL from ``sft/final`` on the same tasks and steps;
+   :mod:`agentgym_budget.study.arms`), each RL from ``sft/final`` on the same tasks and steps, up to ``workers``
+   runs side by side (:mod:`agentgym_budget.study.training`);
 3. ``passkt/``: the Pass@(K,T) grid of every checkpoint as ``hf:DIR`` agents (``score:DIR`` when the study trains a
    scoring policy, ``policy="score"``) on the first
    ``eval_tasks`` tasks of the **test** split (never trained on), budgets ``eval_budgets``;
@@ -33,10 +34,6 @@ Example::
 from __future__ import annotations
 
 import json
-import os
-import resource
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -45,7 +42,6 @@ from agentgym_budget.errors import InvalidOptionError, RunConfigError
 from agentgym_budget.runner.env_ref import EnvRef
 from agentgym_budget.runner.provenance import read_provenance, warn_if_different, write_provenance
 from agentgym_budget.runner.quiet import quiet_progress
-from agentgym_budget.runner.store import atomic_write_text
 from agentgym_budget.study.arms import DEFAULT_ARMS, arm_config, check_arms
 from agentgym_budget.study.claims import study_claims
 from agentgym_budget.study.evaluation import (
@@ -59,9 +55,11 @@ from agentgym_budget.study.evaluation import (
 )
 from agentgym_budget.study.figures import study_figures
 from agentgym_budget.study.report import study_markdown
+from agentgym_budget.study.timing import stage_times, timed
+from agentgym_budget.study.training import train_runs
 from agentgym_budget.train.config import TrainConfig
 from agentgym_budget.train.grpo import GRPOSettings
-from agentgym_budget.train.recipe import run_training, training_provenance
+from agentgym_budget.train.recipe import training_provenance
 from agentgym_budget.train.scoring.settings import POLICIES, SCORE_RL_DEFAULTS, SCORE_SFT_DEFAULTS
 from agentgym_budget.train.trajectories import DEMONSTRATIONS
 
@@ -97,7 +95,8 @@ class StudyConfig:
         arms: The RL arms (:mod:`~agentgym_budget.study.arms`; ``fixed`` is required).
         model: The base policy SFT fine-tunes (``None``: the built-in tiny model; a local Hugging Face directory
             or a named model such as ``smollm2-135m``). Only applies when ``train`` is not given.
-        workers: Evaluation worker processes.
+        workers: Worker processes of the RL runs (trained side by side: :mod:`~agentgym_budget.study.training`)
+            and of the evaluation.
         seed: Seed of everything.
         training_seeds: RL runs per RL recipe (run ``i`` trains with seed ``seed + i`` into ``NAME@i``; run 0
             into ``NAME``); the claims' intervals include their spread. SFT is trained once.
@@ -201,7 +200,7 @@ class StudyConfig:
     def to_json(self) -> dict[str, Any]:
         """JSON form (``arms``, ``model`` and ``policy`` only when not the defaults, so earlier studies still resume).
 
-        ``workers`` is left out: how many processes evaluate changes no result (a resume may change it).
+        ``workers`` is left out: how many processes train and evaluate changes no result (a resume may change it).
         """
         data = asdict(self)
         data.pop("workers")
@@ -227,59 +226,6 @@ def run_names(config: StudyConfig) -> list[tuple[str, str, int]]:
 def _agents(out: Path, config: StudyConfig) -> dict[str, str]:
     kind = "score" if config.train is not None and config.train.policy == "score" else "hf"
     return {directory: f"{kind}:{out / directory / 'final'}" for _, directory, _ in run_names(config)}
-
-
-def stage_times(out: Path) -> dict[str, dict[str, float]]:
-    """``timing.json`` of a study directory: per stage ``wall_s``, ``cpu_s`` (this process and its finished
-    worker processes), summed over the invocations that did work on it (a resume that finds the stage done adds
-    nothing), ``interrupted`` (how many of them were stopped by Ctrl-C or ``SIGTERM``: their time up to then is
-    in the sums, the CPU time of worker processes they left unfinished is not), and the 1-minute load average at
-    the start and end of the invocation that spent the most wall time on it (``load_wall_s``)."""
-    path = out / "timing.json"
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
-def _cpu_seconds() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def _logged_bytes(directory: Path) -> int:
-    """Bytes of the records logged under ``directory``: every unit of a stage's work appends one."""
-    return sum(path.stat().st_size for path in directory.rglob("*.jsonl")) if directory.is_dir() else 0
-
-
-def _timed(out: Path, stage: str, work: Callable[[], Any]) -> Any:
-    """``work()``, its time added to ``stage`` in ``timing.json`` if it logged work or was interrupted."""
-    began, cpu, load = time.perf_counter(), _cpu_seconds(), os.getloadavg()[0]
-    logged = _logged_bytes(out / stage)
-    finished = False
-    try:
-        result = work()
-        finished = True
-    finally:
-        if not finished or _logged_bytes(out / stage) != logged:
-            _add_time(out, stage, (time.perf_counter() - began, _cpu_seconds() - cpu, load), interrupted=not finished)
-    return result
-
-
-def _add_time(out: Path, stage: str, spent: tuple[float, float, float], interrupted: bool) -> None:
-    wall, cpu, load = spent
-    times = stage_times(out)
-    entry = times.get(stage, {})
-    busiest = entry.get("load_wall_s", entry.get("wall_s", 0.0))
-    if "load_start" in entry and wall < busiest:
-        loads = {"load_start": entry["load_start"], "load_end": entry["load_end"], "load_wall_s": busiest}
-    else:
-        loads = {"load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2), "load_wall_s": round(wall, 1)}
-    times[stage] = {
-        "wall_s": round(entry.get("wall_s", 0.0) + wall, 1),
-        "cpu_s": round(entry.get("cpu_s", 0.0) + cpu, 1),
-    }
-    times[stage] |= loads
-    if interrupted or "interrupted" in entry:
-        times[stage]["interrupted"] = entry.get("interrupted", 0) + int(interrupted)
-    atomic_write_text(out / "timing.json", json.dumps(times, indent=2) + "\n")
 
 
 def _check_study(config: StudyConfig, out: Path) -> None:
@@ -309,10 +255,8 @@ def run_study(
     _check_study(config, out)
     write_provenance(out, **training_provenance(config.recipe("sft")))
     sft_final = out / "sft" / "final"
-    for name, directory, index in run_names(config):
-        if name in stages:
-            recipe = config.recipe(name, sft_final, index)
-            _timed(out, directory, lambda r=recipe, d=directory: run_training(r, out / d, progress=progress))
+    runs = [(d, config.recipe(name, sft_final, index)) for name, d, index in run_names(config) if name in stages]
+    train_runs(runs, out, workers=config.workers, progress=progress)
     agents = _agents(out, config)
     relocate_logs(out, agents)
     held_out = EnvRef.parse(config.env_id, config.env_kwargs or None, "test")
@@ -322,7 +266,7 @@ def run_study(
     with quiet_progress(not progress):
         for stage, run, wanted in evaluations:
             if stage in stages and wanted:
-                texts[stage] = _timed(out, stage, lambda r=run: r(config, held_out, agents, out, progress))
+                texts[stage] = timed(out, stage, lambda r=run: r(config, held_out, agents, out, progress))
     table, differences = passkt_tables(config, agents, out)
     study = {
         "config": config.to_json(),

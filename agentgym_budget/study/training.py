@@ -1,0 +1,95 @@
+"""The study's training runs: the SFT base first, then the RL runs, side by side in worker processes.
+
+Every RL run starts from the same ``sft/final`` and is independent of the others, so :func:`train_runs` trains
+them in up to ``workers`` spawned processes (:func:`~agentgym_budget.runner.pool.run_jobs`), each with the
+parent's number of torch threads: a run's weights and logs are the ones it would get alone (each run seeds
+itself), and a study on 2 cores trains two runs in the time of one. Each run measures its own wall and CPU
+time and load in its worker; the parent adds them to ``timing.json`` (:mod:`agentgym_budget.study.timing`).
+An interrupted run resumes where it stopped, as every training run does.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentgym_budget.runner.pool import run_jobs
+from agentgym_budget.study.timing import add_time, cpu_seconds, logged_bytes, timed
+from agentgym_budget.train.config import TrainConfig
+from agentgym_budget.train.recipe import run_training
+
+__all__: list[str] = []
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """One training run of a study, as a worker process gets it."""
+
+    directory: str
+    config: TrainConfig
+    out: str
+    threads: int
+
+    def describe(self) -> str:
+        """How an error names the job."""
+        return f"training run {self.directory!r} (recipe {self.config.recipe}, seed {self.config.seed})"
+
+
+def _torch_threads() -> int:
+    """The torch threads this process trains with (1 when it has not imported torch)."""
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else 1
+
+
+def _train_in_worker(job: TrainingJob, emit: Any) -> None:
+    """Train ``job`` in this worker process; emit its time (``None`` when the run was already done)."""
+    import torch
+
+    torch.set_num_threads(job.threads)
+    out = Path(job.out)
+    began, cpu, load = time.perf_counter(), cpu_seconds(), os.getloadavg()[0]
+    logged = logged_bytes(out / job.directory)
+    run_training(job.config, out / job.directory, progress=False)
+    worked = logged_bytes(out / job.directory) != logged
+    spent = (time.perf_counter() - began, cpu_seconds() - cpu, load) if worked else None
+    emit({"directory": job.directory, "spent": spent, "load_end": os.getloadavg()[0]})
+
+
+def train_runs(runs: Sequence[tuple[str, TrainConfig]], out: Path, *, workers: int = 1, progress: bool = True) -> None:
+    """Train ``runs`` (``(directory, config)`` under ``out``): SFT runs here first, the others over ``workers``.
+
+    Raises:
+        WorkerError: A run failed in a worker process (runs finished before it are kept; rerun to resume).
+    """
+    for directory, config in (run for run in runs if run[1].recipe == "sft"):
+        timed(out, directory, lambda c=config, d=directory: run_training(c, out / d, progress=progress))
+    rest = [run for run in runs if run[1].recipe != "sft"]
+    if workers <= 1 or len(rest) <= 1:
+        for directory, config in rest:
+            timed(out, directory, lambda c=config, d=directory: run_training(c, out / d, progress=progress))
+        return
+    jobs = [TrainingJob(directory, config, str(out), _torch_threads()) for directory, config in rest]
+    bar = _progress_bar(len(jobs), min(workers, len(jobs)), progress)
+
+    def record(result: dict[str, Any]) -> None:
+        if result["spent"] is not None:
+            add_time(out, result["directory"], tuple(result["spent"]), interrupted=False, load_end=result["load_end"])
+        bar.set_postfix_str(result["directory"], refresh=False)
+        bar.update(1)
+
+    try:
+        run_jobs(_train_in_worker, jobs, workers=min(workers, len(jobs)), on_result=record)
+    finally:
+        bar.close()
+
+
+def _progress_bar(total: int, workers: int, progress: bool) -> Any:
+    """A bar over the RL runs (a run's own bars would interleave across workers)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=f"RL runs ({workers} workers)", unit="run", disable=not progress)
