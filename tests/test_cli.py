@@ -341,6 +341,19 @@ def test_train_and_study_default_env_args_belong_to_the_default_env() -> None:
     assert cmd_study.build_study(parse(["study", "--out", "x"])).env_kwargs == "level=3"
 
 
+def test_a_study_preset_sets_its_task_and_budgets_and_flags_win_over_them() -> None:
+    parse = build_parser().parse_args
+    score = cmd_study.build_study(parse(["study", "--out", "x", "--preset", "score"]))
+    assert (score.env_kwargs, score.train_budget, score.budgets, score.eval_budgets) == ("level=103", 5, (5, 7),
+                                                                                         (3, 5, 7, 9))  # fmt: skip
+    flags = ["--env-args", "level=3", "--train-budget", "4", "--budgets", "4,5,6", "--eval-budgets", "3,4,5,6,9"]
+    given = cmd_study.build_study(parse(["study", "--out", "x", "--preset", "score", *flags]))
+    assert (given.env_kwargs, given.train_budget, given.budgets, given.eval_budgets) == ("level=3", 4, (4, 5, 6),
+                                                                                         (3, 4, 5, 6, 9))  # fmt: skip
+    other = cmd_study.build_study(parse(["study", "--out", "x", "--preset", "score", "--env", "TextWorld-Cooking-v0"]))
+    assert other.env_kwargs == ""  # a preset's task arguments belong to the default env
+
+
 def test_tiny_size_sizes_the_built_in_model_of_train_and_study_only() -> None:
     parse = build_parser().parse_args
     study = cmd_study.build_study(parse(["study", "--out", "x", "--preset", "tiny", "--tiny-size", "4x256"]))

@@ -11,7 +11,9 @@ dynamic sampling, evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9
 range); about 158 min wall on 2 cores and 12-17 GB of memory (2026-12-06, load 2-6; docs/study.md). --preset
 quick shows the pipeline on the built-in tiny model in minutes and decides nothing; --preset tiny is the earlier study on the tiny model.
 --preset score (or --policy score) trains scoring policies instead: the model scores the admissible commands and
-plays as score:OUT/<arm>/final; its probes read the exact probability of an optimal action.
+plays as score:OUT/<arm>/final; its probes read the exact probability of an optimal action. It runs on Coin
+Collector level 103 (fixed at T=5, BudgetMix over 5,7, evaluation at 3,5,7,9: 0-3 two-turn detours); --preset
+long is the same study with 40 RL steps a run and twice the evaluation.
 
 Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
 distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from agentgym_budget.cli.common import add_budgets_argument, fit_threads, int_list, positive_int
 from agentgym_budget.cli.training_flags import (
+    DEFAULT_TRAIN_ENV,
     add_demonstrations_argument,
     add_grpo_arguments,
     add_score_arguments,
@@ -67,18 +70,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--train-budget", type=positive_int, default=None, help="fixed recipe's budget (default: the preset's, else 6)"
     )
-    add_budgets_argument(parser, "training budgets of BudgetMix and curriculum (default 4,5,6)", default=(4, 5, 6))
-    parser.add_argument("--eval-budgets", type=int_list, default=(3, 4, 5, 6, 9), metavar="T,...", help="grid budgets")
+    add_budgets_argument(parser, "training budgets of BudgetMix and curriculum (default: the preset's, else 4,5,6)")
+    parser.add_argument(
+        "--eval-budgets", type=int_list, default=None, metavar="T,...", help="grid budgets (default: the preset's, "
+        "else 3,4,5,6,9)"
+    )  # fmt: skip
     parser.add_argument(
         "--preset",
         choices=PRESET_NAMES,
         default="default",
         help="sizes, arms and GRPO settings (flags below override them). default: SmolLM2-135M, arms fixed (T=4) and "
-        "budgetmix, dynamic sampling, about 2.6 h on 2 cores and 12-17 GB of memory; full: three arms x three seeds, "
+        "budgetmix, dynamic sampling, about 158 min on 2 cores and 12-17 GB of memory; full: three arms x three seeds, "
         "~18 h; smoke and quick "
         "show the pipeline on the tiny model and decide nothing; tiny: the earlier 80-minute study on the tiny model; "
         "smollm2: the first SmolLM2 preset; generate: default by its policy's name; score: SmolLM2 scoring the "
-        "admissible commands, four arms x three seeds (about 2 h estimated); score-smoke: a scoring study in seconds",
+        "admissible commands on Coin Collector level 103, four arms x three seeds (about 3.3 h estimated); long: score "
+        "with four times the RL episodes and twice the evaluation (about 7 h estimated, resumable); score-smoke: a "
+        "scoring study in minutes",
     )
     _add_evaluation_arguments(parser)
     parser.add_argument(
@@ -118,7 +126,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S,...",
         help="stages to run (default all: sft, the arms, passkt, probe, recovery)",
     )
-    parser.add_argument("--workers", type=positive_int, default=2, help="worker processes of the RL runs and the evaluation (default 2)")
+    parser.add_argument(
+        "--workers", type=positive_int, default=2, help="worker processes of the RL runs and the evaluation (default 2)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="study directory (rerun to resume)")
     parser.add_argument(
@@ -161,6 +171,23 @@ def _demonstrations(args: argparse.Namespace) -> str:
     return chosen or "masked"
 
 
+def _task_settings(args: argparse.Namespace, sizes: dict) -> dict:
+    """The study's task and budgets: the flags, else the preset's (taken out of ``sizes``), else the defaults.
+
+    A preset's ``env_args`` apply to the default env only (another ``--env`` takes its own defaults).
+    """
+    env_args = sizes.pop("env_args", None)
+    budgets, eval_budgets = sizes.pop("budgets", (4, 5, 6)), sizes.pop("eval_budgets", (3, 4, 5, 6, 9))
+    train_budget = sizes.pop("train_budget", 6)
+    preset_task = args.env_args is None and env_args is not None and args.env == DEFAULT_TRAIN_ENV
+    return {
+        "env_kwargs": env_args if preset_task else env_args_of(args),
+        "train_budget": args.train_budget or train_budget,
+        "budgets": args.budgets or budgets,
+        "eval_budgets": args.eval_budgets or eval_budgets,
+    }
+
+
 def build_study(args: argparse.Namespace):
     """The :class:`~agentgym_budget.study.run.StudyConfig` of parsed arguments."""
     from agentgym_budget.study.run import StudyConfig
@@ -174,17 +201,13 @@ def build_study(args: argparse.Namespace):
     steps = {name: sizes.pop(name, None) for name in ("sft_steps", "rl_steps", "train_tasks")}
     base = sizes.pop("train_preset", None)
     preset_grpo = sizes.pop("grpo", {})
-    preset_arms, preset_budget = sizes.pop("arms", None), sizes.pop("train_budget", 6)
+    preset_arms, task = sizes.pop("arms", None), _task_settings(args, sizes)
     args.policy = getattr(args, "policy", None) or sizes.pop("policy", "generate")
     sizes.pop("policy", None)
-    train_budget = args.train_budget or preset_budget
     arms = getattr(args, "arms", None) or preset_arms
     study = StudyConfig(
         args.env,
-        env_args_of(args),
-        train_budget=train_budget,
-        budgets=args.budgets,
-        eval_budgets=args.eval_budgets,
+        **task,
         workers=args.workers,
         seed=args.seed,
         demonstrations=_demonstrations(args),

@@ -1,5 +1,5 @@
 """Named sizes of the study: ``smoke``, ``quick``, ``tiny``, ``default`` (``generate``), ``full``, ``smollm2``,
-``score`` and ``score-smoke``.
+``score``, ``long`` and ``score-smoke``.
 
 =============== ============ ==================================================================================
 preset          base         what it is for
@@ -15,8 +15,9 @@ preset          base         what it is for
 ``smollm2``     SmolLM2-135M the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
                              sampling; 2.6 h estimated), kept to redo the runs of docs/results/log.md
 ``generate``    SmolLM2-135M ``default`` by the name of its policy (generated commands, ``hf:`` agents)
-``score``       SmolLM2-135M a **scoring policy** (``score:`` agents), 4 arms x 3 training seeds, 320 RL
-                             episodes per run (about 2 h on 2 cores, estimated; not yet run)
+``score``       SmolLM2-135M a **scoring policy** on Coin Collector level 103, 4 arms x 3 training seeds
+                             (about 3.3 h, estimated from a measured pilot; not yet run end to end)
+``long``        SmolLM2-135M ``score`` with 4x the RL episodes and twice the evaluation (about 7 h; not yet run)
 ``score-smoke`` tiny         the tests' end-to-end run of a scoring study (every stage, seconds of training)
 =============== ============ ==================================================================================
 
@@ -52,17 +53,30 @@ training (9 RL runs of 20 steps) and 10 h of evaluation (10 agents on twice the 
 
 **score** (SmolLM2-135M-Instruct scoring the admissible commands, TWOSOME-style; SFT and RL settings of
 :mod:`agentgym_budget.train.scoring.settings`: SFT over the candidates, then group-relative PPO at learning rate
-1e-4 on the top 2 blocks, groups of 8). Why: a scoring turn costs about a tenth of a generated one and a training
-episode about 0.5-1 CPU s (``benchmarks/scoring_speed.py``), so every arm trains on hundreds of episodes with three
-training seeds, the process arm (``budgetmix_process``, on Coin Collector's ``progress="plan"``) and its
-comparison arm with the same turn-level credit (``budgetmix_turn``) fit beside the others (curriculum does not:
-``--arms`` adds it), and the single-step claim reads the exact probability of optimal actions (``p_optimal``), not a
-sampled action. Its estimated cost: 12 RL runs of 10 steps x 32 episodes (about 4 CPU min each), 13 agents x
-32 tasks x 4 episodes of evaluation (about 1 CPU h on 2 workers), probes and recovery.
+1e-4 on the top 2 blocks, groups of 8). Task: Coin Collector **level 103**, 3-room routes with a distractor room
+beside each, so that every room offers a wrong exit, a detour costs two turns, and a base's wins spread over
+T = 3, 5, 7 and 9 (on level 3, a chain, the scoring gate's base won 0.374 at T = 3 and at T = 9 alike). Budgets:
+fixed at T = 5 (one detour affordable), BudgetMix over 5 and 7, evaluation at 3, 5, 7, 9 (0-3 detours; 3 and 9
+outside BudgetMix's range). Arms: fixed, budgetmix, and BudgetMix with turn-level credit without and with the
+route-progress process reward (``budgetmix_turn``, ``budgetmix_process``), three training seeds each; the
+single-step claim reads the exact probability of optimal actions (``p_optimal``). Its cost, from the pilot of
+2026-12-07 (docs/results/log.md; quiet 2-core machine): SFT 17 min (100 games generated, demonstrations, their
+frozen forward passes, 20 steps), an RL run of 10 x 32 episodes 6-7 CPU min (two side by side), an evaluation
+episode 4.2 CPU s, a probe episode walked for states 5 CPU s per agent, a recovery state 38 CPU s per agent
+(k = 0..3 x 2 episodes): about 17 + 42 + 58 + 14 + 65 minutes. Measured in that pilot: 10 RL steps did not move
+Pass@1 across three seeds (budget_dependence would need about 21x its sizes), so ``score`` is not expected to
+decide the Pass@(K,T) claims.
+
+**long**: ``score`` with 40 RL steps a run (1,280 episodes, the size at which the scoring sanity gate's RL moved
+held-out success by +0.17 on level 3, ``benchmarks/results/scoring_gate.json``), 64 test tasks, 48 probe
+episodes and 24 recovery states: about 17 + 168 + 115 + 28 + 98 minutes, resumable stage by stage (rerun with
+the same ``--out``). Sized from the gate's effect, not yet from a run of its own.
 
 Example:
     >>> preset_settings("score")["policy"], preset_settings("score")["training_seeds"]
     ('score', 3)
+    >>> preset_settings("long")["rl_steps"], preset_settings("long")["eval_tasks"]
+    (40, 64)
     >>> preset_settings("generate") == preset_settings("default")
     True
     >>> preset_settings("smoke")["eval_samples"]
@@ -162,8 +176,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     "score": {
         "policy": "score",
         "train_preset": "smollm2",
+        "env_args": "level=103",
         "arms": ("fixed", "budgetmix", "budgetmix_turn", "budgetmix_process"),
-        "train_budget": 4,
+        "train_budget": 5,
+        "budgets": (5, 7),
+        "eval_budgets": (3, 5, 7, 9),
         "eval_tasks": 32,
         "eval_samples": 4,
         "eval_ks": (1, 2, 4),
@@ -172,6 +189,24 @@ PRESETS: dict[str, dict[str, Any]] = {
         "training_seeds": 3,
         "sft_steps": 20,
         "rl_steps": 10,
+        "train_tasks": 100,
+    },
+    "long": {
+        "policy": "score",
+        "train_preset": "smollm2",
+        "env_args": "level=103",
+        "arms": ("fixed", "budgetmix", "budgetmix_turn", "budgetmix_process"),
+        "train_budget": 5,
+        "budgets": (5, 7),
+        "eval_budgets": (3, 5, 7, 9),
+        "eval_tasks": 64,
+        "eval_samples": 4,
+        "eval_ks": (1, 2, 4),
+        "probe_states": 48,
+        "recovery_states": 24,
+        "training_seeds": 3,
+        "sft_steps": 20,
+        "rl_steps": 40,
         "train_tasks": 100,
     },
     "score-smoke": {
