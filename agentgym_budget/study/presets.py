@@ -15,8 +15,8 @@ preset          base         what it is for
 ``smollm2``     SmolLM2-135M the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
                              sampling; 2.6 h estimated), kept to redo the runs of docs/results/log.md
 ``generate``    SmolLM2-135M ``default`` by the name of its policy (generated commands, ``hf:`` agents)
-``score``       SmolLM2-135M a **scoring policy** on Coin Collector level 103, 4 arms x 3 training seeds
-                             (about 3.3 h, estimated from a measured pilot; not yet run end to end)
+``score``       SmolLM2-135M a **scoring policy** on Coin Collector level 103, 4 arms x 3 training seeds,
+                             sized to fit 150 min (estimated from a measured pilot; not yet run end to end)
 ``long``        SmolLM2-135M ``score`` with 4x the RL episodes and twice the evaluation (about 7 h; not yet run)
 ``score-smoke`` tiny         the tests' end-to-end run of a scoring study (every stage, seconds of training)
 =============== ============ ==================================================================================
@@ -63,14 +63,15 @@ single-step claim reads the exact probability of optimal actions (``p_optimal``)
 2026-12-07 (docs/results/log.md; quiet 2-core machine): SFT 17 min (100 games generated, demonstrations, their
 frozen forward passes, 20 steps), an RL run of 10 x 32 episodes 6-7 CPU min (two side by side), an evaluation
 episode 4.2 CPU s, a probe episode walked for states 5 CPU s per agent, a recovery state 38 CPU s per agent
-(k = 0..3 x 2 episodes): about 17 + 42 + 58 + 14 + 65 minutes. Measured in that pilot: 10 RL steps did not move
+(k = 0..3 x 2 episodes): with 32 test tasks x 3 episodes (Pass@(K,T) for K = 1, 2), 16 probe episodes and 8
+recovery states, about 17 + 44 + 43 + 10 + 33 = 147 minutes. Measured in that pilot: 10 RL steps did not move
 Pass@1 across three seeds (budget_dependence would need about 21x its sizes), so ``score`` is not expected to
-decide the Pass@(K,T) claims.
+decide the Pass@(K,T) claims: it is the largest study that fits 150 minutes.
 
 **long**: ``score`` with 40 RL steps a run (1,280 episodes, the size at which the scoring sanity gate's RL moved
-held-out success by +0.17 on level 3, ``benchmarks/results/scoring_gate.json``), 64 test tasks, 48 probe
-episodes and 24 recovery states: about 17 + 168 + 115 + 28 + 98 minutes, resumable stage by stage (rerun with
-the same ``--out``). Sized from the gate's effect, not yet from a run of its own.
+held-out success by +0.17 on level 3, ``benchmarks/results/scoring_gate.json``), 64 test tasks x 4 episodes
+(K = 1, 2, 4), 48 probe episodes and 24 recovery states: about 17 + 158 + 115 + 28 + 99 minutes (7 h), resumable
+stage by stage (rerun with the same ``--out``). Sized from the gate's effect, not yet from a run of its own.
 
 Example:
     >>> preset_settings("score")["policy"], preset_settings("score")["training_seeds"]
@@ -115,10 +116,10 @@ _SCORE: dict[str, Any] = {
     "budgets": (5, 7),
     "eval_budgets": (3, 5, 7, 9),
     "eval_tasks": 32,
-    "eval_samples": 4,
-    "eval_ks": (1, 2, 4),
-    "probe_states": 24,
-    "recovery_states": 16,
+    "eval_samples": 3,
+    "eval_ks": (1, 2),
+    "probe_states": 16,
+    "recovery_states": 8,
     "training_seeds": 3,
     "sft_steps": 20,
     "rl_steps": 10,
@@ -194,7 +195,15 @@ PRESETS: dict[str, dict[str, Any]] = {
         "grpo": _SEARCHED_GROUPS,
     },
     "score": _SCORE,
-    "long": {**_SCORE, "eval_tasks": 64, "probe_states": 48, "recovery_states": 24, "rl_steps": 40},
+    "long": {
+        **_SCORE,
+        "eval_tasks": 64,
+        "eval_samples": 4,
+        "eval_ks": (1, 2, 4),
+        "probe_states": 48,
+        "recovery_states": 24,
+        "rl_steps": 40,
+    },
     "score-smoke": {
         "policy": "score",
         "arms": ("fixed", "budgetmix", "budgetmix_process"),
