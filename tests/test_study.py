@@ -341,3 +341,23 @@ def test_a_scoring_study_evaluates_score_agents_and_decides_single_step_on_exact
     assert sorted(record["correct"] for record in records) == sorted(exact)
     supervision = next(claim for claim in study["claims"] if claim["claim"] == "process_supervision")
     assert "no records" not in supervision.get("reason", "")
+
+
+def test_rl_runs_go_side_by_side_only_as_far_as_memory_holds_them() -> None:
+    """SmolLM2 generation GRPO peaks at 12-17 GB: two side by side would not fit 24 GB, so they train one at a time."""
+    from dataclasses import replace
+
+    from agentgym_budget.cli import cmd_study
+    from agentgym_budget.cli.main import build_parser
+    from agentgym_budget.study.training import side_by_side
+    from agentgym_budget.train.memory import machine_bytes
+
+    def rl_runs(preset: str) -> list:
+        study = cmd_study.build_study(build_parser().parse_args(["study", "--out", "x", "--preset", preset]))
+        return [replace(study.recipe("fixed", None), model=study.train.model, seed=seed) for seed in range(3)]
+
+    if machine_bytes() < 34 * 2**30:
+        assert side_by_side(rl_runs("default"), workers=2) == 1
+    assert side_by_side(rl_runs("score"), workers=2) == 2  # scoring runs: top blocks, no generation
+    assert side_by_side(rl_runs("smoke"), workers=2) == 2  # the tiny model
+    assert side_by_side(rl_runs("smoke"), workers=1) == 1

@@ -6,6 +6,10 @@ parent's number of torch threads: a run's weights and logs are the ones it would
 itself), and a study on 2 cores trains two runs in the time of one. Each run measures its own wall and CPU
 time and load in its worker; the parent adds them to ``timing.json`` (:mod:`agentgym_budget.study.timing`).
 An interrupted run resumes where it stopped, as every training run does.
+
+Runs go side by side only as far as memory holds them (:func:`side_by_side`): a generation run's peak is
+estimated by :func:`~agentgym_budget.train.memory.check_memory` (SmolLM2 GRPO: 12-17 GB, so one at a time on a
+24 GB machine), and a base whose size is not known before loading it trains alone.
 """
 
 from __future__ import annotations
@@ -40,6 +44,31 @@ class TrainingJob:
         return f"training run {self.directory!r} (recipe {self.config.recipe}, seed {self.config.seed})"
 
 
+def side_by_side(configs: Sequence[TrainConfig], workers: int) -> int:
+    """How many of ``configs`` (RL runs) train at once: up to ``workers``, as many as the machine's memory holds.
+
+    Scoring runs (top blocks of a small model, no generation) always fit; a generation run takes its estimated
+    peak (:func:`~agentgym_budget.train.memory.check_memory`), and one whose base is unknown before loading
+    takes the whole machine.
+
+    Example:
+        >>> from agentgym_budget.train.config import TrainConfig
+        >>> side_by_side([TrainConfig("TextWorld-CoinCollector-v0", recipe="fixed", budget=4)] * 3, workers=2)
+        2
+        >>> side_by_side([TrainConfig("TextWorld-CoinCollector-v0", recipe="fixed", budget=4, model="/no/model")], 2)
+        1
+    """
+    from agentgym_budget.train.memory import check_memory, machine_bytes
+
+    generation = [config for config in configs if config.policy != "score"]
+    if not generation:
+        return max(1, workers)
+    peaks = [max(check_memory(config, available=2**62).values(), default=None) for config in generation]
+    if any(peak is None for peak in peaks):
+        return 1
+    return max(1, min(workers, int(machine_bytes() // max(peaks))))
+
+
 def _torch_threads() -> int:
     """The torch threads this process trains with (1 when it has not imported torch)."""
     torch = sys.modules.get("torch")
@@ -69,7 +98,8 @@ def train_runs(runs: Sequence[tuple[str, TrainConfig]], out: Path, *, workers: i
     for directory, config in (run for run in runs if run[1].recipe == "sft"):
         timed(out, directory, lambda c=config, d=directory: run_training(c, out / d, progress=progress))
     rest = [run for run in runs if run[1].recipe != "sft"]
-    if workers <= 1 or len(rest) <= 1:
+    workers = side_by_side([config for _, config in rest], workers) if len(rest) > 1 else 1
+    if workers <= 1:
         for directory, config in rest:
             timed(out, directory, lambda c=config, d=directory: run_training(c, out / d, progress=progress))
         return
