@@ -16,7 +16,7 @@ preset          base         what it is for
                              sampling; 2.6 h estimated), kept to redo the runs of docs/results/log.md
 ``generate``    SmolLM2-135M ``default`` by the name of its policy (generated commands, ``hf:`` agents)
 ``score``       SmolLM2-135M a **scoring policy** on Coin Collector level 103, 4 arms x 3 training seeds,
-                             sized to fit 150 min (estimated from a measured pilot; not yet run end to end)
+                             sized to fit 150 min (estimated from a measured pilot; not yet run)
 ``long``        SmolLM2-135M ``score`` with 4x the RL episodes and twice the evaluation (about 7 h; not yet run)
 ``score-smoke`` tiny         the tests' end-to-end run of a scoring study (every stage, seconds of training)
 =============== ============ ==================================================================================
