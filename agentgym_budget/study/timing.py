@@ -41,17 +41,31 @@ def logged_bytes(directory: Path) -> int:
     return sum(path.stat().st_size for path in directory.rglob("*.jsonl")) if directory.is_dir() else 0
 
 
+def start_clock(directory: Path) -> tuple[float, float, float, int]:
+    """What :func:`spent_since` measures from: wall and CPU seconds, the load, and the bytes logged so far."""
+    return time.perf_counter(), cpu_seconds(), os.getloadavg()[0], logged_bytes(directory)
+
+
+def spent_since(clock: tuple[float, float, float, int], directory: Path, *, always: bool = False) -> tuple | None:
+    """``(wall, CPU, load at the start)`` since ``clock``, or ``None`` when nothing was logged under ``directory``
+    (a stage found done) and not ``always``."""
+    began, cpu, load, logged = clock
+    if not always and logged_bytes(directory) == logged:
+        return None
+    return time.perf_counter() - began, cpu_seconds() - cpu, load
+
+
 def timed(out: Path, stage: str, work: Callable[[], Any]) -> Any:
     """``work()``, its time added to ``stage`` in ``timing.json`` if it logged work or was interrupted."""
-    began, cpu, load = time.perf_counter(), cpu_seconds(), os.getloadavg()[0]
-    logged = logged_bytes(out / stage)
+    clock = start_clock(out / stage)
     finished = False
     try:
         result = work()
         finished = True
     finally:
-        if not finished or logged_bytes(out / stage) != logged:
-            add_time(out, stage, (time.perf_counter() - began, cpu_seconds() - cpu, load), interrupted=not finished)
+        spent = spent_since(clock, out / stage, always=not finished)
+        if spent is not None:
+            add_time(out, stage, spent, interrupted=not finished)
     return result
 
 

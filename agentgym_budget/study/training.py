@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentgym_budget.runner.pool import run_jobs
-from agentgym_budget.study.timing import add_time, cpu_seconds, logged_bytes, timed
+from agentgym_budget.study.timing import add_time, spent_since, start_clock, timed
 from agentgym_budget.train.config import TrainConfig
 from agentgym_budget.train.recipe import run_training
 
@@ -81,11 +80,9 @@ def _train_in_worker(job: TrainingJob, emit: Any) -> None:
 
     torch.set_num_threads(job.threads)
     out = Path(job.out)
-    began, cpu, load = time.perf_counter(), cpu_seconds(), os.getloadavg()[0]
-    logged = logged_bytes(out / job.directory)
+    clock = start_clock(out / job.directory)
     run_training(job.config, out / job.directory, progress=False)
-    worked = logged_bytes(out / job.directory) != logged
-    spent = (time.perf_counter() - began, cpu_seconds() - cpu, load) if worked else None
+    spent = spent_since(clock, out / job.directory)
     emit({"directory": job.directory, "spent": spent, "load_end": os.getloadavg()[0]})
 
 
