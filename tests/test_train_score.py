@@ -78,12 +78,16 @@ def test_the_update_reads_back_the_distribution_the_rollouts_played(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_sft_then_fixed_rl_writes_logs_and_a_checkpoint_that_plays_as_score_and_hf(tmp_path: Path) -> None:
+def test_sft_then_fixed_rl_writes_logs_and_a_checkpoint_that_plays_as_score_and_hf(tmp_path: Path, capsys) -> None:
     from agentgym_budget.agents import parse_agent
     from agentgym_budget.runner.rollout import EnvRef, play_episode
     from agentgym_budget.train.recipe import run_training
 
-    summary = run_training(score_config("fixed"), tmp_path, progress=False, plots=False)
+    summary = run_training(score_config("fixed"), tmp_path, progress=True, plots=False)
+    shown = capsys.readouterr().err
+    for bar in ("demonstrations: 100%", "reading demonstrations: 100%", "SFT: 100%", "RL (fixed): 100%"):
+        assert bar in shown, f"no finished {bar!r} bar in what the run printed:\n{shown}"
+    assert "success=" in shown and "loss=" in shown
     assert summary["sft"]["last_loss"] < summary["sft"]["first_loss"] and summary["rl"]["episodes"] == 8
     metrics = [json.loads(line) for line in (tmp_path / "rl" / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == [1, 2] and all(m["rollout_cpu_s"] > 0 for m in metrics)

@@ -264,7 +264,7 @@ def run_training(config: TrainConfig, out: str | Path, *, progress: bool = True,
         if config.policy == "score":
             from agentgym_budget.train.scoring.run import score_phases
 
-            last = score_phases(config, out)
+            last = score_phases(config, out, progress=progress)
         else:
             start = Path(config.init) if config.init is not None else _sft_phase(config, out, progress, plots)
             last = start if config.recipe == "sft" else _rl_phase(config, start, out, progress, plots)

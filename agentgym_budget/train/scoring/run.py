@@ -127,7 +127,13 @@ def _base(config: Any, episodes: list[dict[str, Any]], directory: Path) -> Path:
     return base
 
 
-def _sft_phase(config: Any, out: Path) -> Path:
+def _steps_bar(progress: bool, phase: str, steps: int, done: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=steps, initial=done, desc=phase, unit="step", disable=not progress)
+
+
+def _sft_phase(config: Any, out: Path, progress: bool) -> Path:
     directory = out / "sft"
     final = directory / "final"
     if (final / "config.json").is_file():
@@ -138,7 +144,7 @@ def _sft_phase(config: Any, out: Path) -> Path:
     else:
         episodes = demonstrations(config.session_config(), config.sft_agent, tasks=range(config.train_tasks),
                                   episodes_per_task=config.sft_episodes_per_task, budget=config.largest_budget,
-                                  seed=config.seed)  # fmt: skip
+                                  seed=config.seed, progress=progress)  # fmt: skip
         directory.mkdir(parents=True, exist_ok=True)
         stored.write_text(json.dumps(episodes))
     if not any(e["won"] for e in episodes):
@@ -156,8 +162,9 @@ def _sft_phase(config: Any, out: Path) -> Path:
     step = _resume(policy, optimizer, directory, (log,))
     clock, began = _Clock(), time.perf_counter()
     prepared = prepare(scoring, episodes, capture=policy.capture, batch_size=settings.batch_size,
-                       mask_errors=config.sft_mask_errors)  # fmt: skip
+                       mask_errors=config.sft_mask_errors, progress=progress)  # fmt: skip
     prepare_wall, prepare_cpu = clock.lap()
+    bar = _steps_bar(progress, "SFT", sft.steps, step)
     while step < sft.steps:
         metrics = sft_step(policy, optimizer, prepared, step=step, steps=sft.steps, peak=sft.learning_rate,
                            batch_size=sft.batch_size, seed=config.seed, normalise=settings.normalise,
@@ -167,8 +174,11 @@ def _sft_phase(config: Any, out: Path) -> Path:
         log.append({"step": step, **metrics, "wall_s": wall, "cpu_s": cpu, "prepare_s": prepare_wall,
                     "prepare_cpu_s": prepare_cpu, "elapsed_s": round(time.perf_counter() - began, 1)})  # fmt: skip
         prepare_wall = prepare_cpu = 0.0
+        bar.update(1)
+        bar.set_postfix(loss=f"{metrics['loss']:.3f}", accuracy=f"{metrics['accuracy']:.2f}")
         if step % sft.save_steps == 0 or step == sft.steps:
             save_checkpoint(policy, optimizer, directory / "checkpoints", step)
+    bar.close()
     _save_final(policy, tokenizer, final, config, scoring.codec.format)
     return final
 
@@ -240,7 +250,7 @@ def _rl_step_metrics(groups: list[list[ScoringRollout]], rounds: list[int]) -> d
     }
 
 
-def _rl_phase(config: Any, start: Path, out: Path) -> Path:
+def _rl_phase(config: Any, start: Path, out: Path, progress: bool) -> Path:
     directory = out / "rl"
     final = directory / "final"
     if (final / "config.json").is_file():
@@ -262,6 +272,7 @@ def _rl_phase(config: Any, start: Path, out: Path) -> Path:
         session_config = replace(session_config, info_keys=(*session_config.info_keys, "state_digest"))
     sessions = [EpisodeSession(session_config) for _ in range(grpo.episodes_per_step)]
     clock, began = _Clock(), time.perf_counter()
+    bar = _steps_bar(progress, f"RL ({config.recipe})", grpo.steps, step)
     try:
         while step < grpo.steps:
             step += 1
@@ -283,16 +294,23 @@ def _rl_phase(config: Any, start: Path, out: Path) -> Path:
                     episodes_log.append(episode_summary(rollout.record, step) | {"group_id": g,
                                         "start_turn": rollout.start_turn, "resample_round": rounds[g]})  # fmt: skip
             metrics_log.append(record)
+            bar.update(1)
+            bar.set_postfix(success=f"{record['success']:.2f}")
             if step % grpo.save_steps == 0 or step == grpo.steps:
                 save_checkpoint(policy, optimizer, directory / "checkpoints", step)
     finally:
+        bar.close()
         for session in sessions:
             session.close()
     _save_final(policy, tokenizer, final, config, scoring.codec.format)
     return final
 
 
-def score_phases(config: Any, out: Path) -> Path:
-    """Run (or resume) the phases of a scoring ``config`` in ``out``; returns the last phase's ``final``."""
-    start = Path(config.init) if config.init is not None else _sft_phase(config, out)
-    return start if config.recipe == "sft" else _rl_phase(config, start, out)
+def score_phases(config: Any, out: Path, *, progress: bool = False) -> Path:
+    """Run (or resume) the phases of a scoring ``config`` in ``out``; returns the last phase's ``final``.
+
+    ``progress`` draws a bar per stretch of work: demonstrations played, demonstrations read through the frozen
+    blocks, SFT steps (loss, accuracy), RL steps (the step's training success).
+    """
+    start = Path(config.init) if config.init is not None else _sft_phase(config, out, progress)
+    return start if config.recipe == "sft" else _rl_phase(config, start, out, progress)

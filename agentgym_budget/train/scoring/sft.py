@@ -42,17 +42,29 @@ __all__: list[str] = []
 
 
 def demonstrations(
-    config: SessionConfig, agent: str, *, tasks: Sequence[Any], episodes_per_task: int, budget: int, seed: int
+    config: SessionConfig,
+    agent: str,
+    *,
+    tasks: Sequence[Any],
+    episodes_per_task: int,
+    budget: int,
+    seed: int,
+    progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Episodes of the synchronous agent ``agent``: per episode its task, seed, goal, ``won`` and turns
-    (``observation``, ``admissible``, ``command``, ``off_expert``)."""
+    (``observation``, ``admissible``, ``command``, ``off_expert``). ``progress`` draws a bar of episodes played
+    (a game the environment has not built yet is generated when its first episode starts)."""
+    from tqdm import tqdm
+
     spec = parse_agent(agent)
     keys = tuple(sorted({*config.info_keys, *required_info_keys(spec.build()), "expert_action"}))
     session = EpisodeSession(dataclasses.replace(config, info_keys=keys, budgets=None))
     episodes = []
+    bar = tqdm(total=len(tasks) * episodes_per_task, desc="demonstrations", unit="episode", disable=not progress)
     try:
         for task in tasks:
             for sample in range(episodes_per_task):
+                bar.update(1)
                 episode = episode_seed(seed, str(task), sample)
                 turn = session.reset(task=task, seed=episode, max_turns=budget)
                 player = spec.build()
@@ -67,6 +79,7 @@ def demonstrations(
                 episodes.append({"task": task, "seed": episode, "goal": session.last.goal,
                                  "won": session.last.won, "turns": turns})  # fmt: skip
     finally:
+        bar.close()
         session.close()
     return episodes
 
@@ -79,11 +92,16 @@ def prepare(
     batch_size: int,
     mask_errors: bool,
     lockstep: int = 16,
+    progress: bool = False,
 ) -> list[TrainedEpisode]:
     """The won ``episodes`` read through the frozen model (module docstring): one :class:`TrainedEpisode` each, its
-    trained turns those whose command is a candidate (and, with ``mask_errors``, the expert's)."""
+    trained turns those whose command is a candidate (and, with ``mask_errors``, the expert's). ``progress`` draws
+    a bar of the episodes read."""
+    from tqdm import tqdm
+
     won = [e for e in episodes if e["won"]]
     prepared = []
+    bar = tqdm(total=len(won), desc="reading demonstrations", unit="episode", disable=not progress)
     for first in range(0, len(won), lockstep):
         chunk = won[first : first + lockstep]
         tokens = [EpisodeTokens(scoring, e["goal"]) for e in chunk]
@@ -100,6 +118,8 @@ def prepare(
         for t in tokens:
             trained = [turn for turn in t.turns if turn.state != "skip"]
             prepared.append(TrainedEpisode(t.all_segments(), trained))
+        bar.update(len(chunk))
+    bar.close()
     return prepared
 
 
