@@ -23,15 +23,18 @@ def test_model_specs_are_checked(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="TRL needs Python >= 3.11")
-def test_smollm2_is_dequantised_once_and_plays_the_act_tool(tmp_path, monkeypatch):
+def test_smollm2_is_dequantised_once_and_plays_the_act_tool(tmp_path, monkeypatch, capsys):
     torch = pytest.importorskip("torch")
     from agentgym_budget.agents.hf_model import load_causal_lm
     from agentgym_budget.chat.tool import act_tool_schema
     from agentgym_budget.integrations.trl import DEFAULT_SYSTEM_PROMPT
+    from agentgym_budget.runner.quiet import quiet_progress
 
     monkeypatch.setenv("AGENTGYM_BUDGET_CACHE", str(tmp_path))
     assert packaged_gguf("smollm2-135m").stat().st_size > 90_000_000
-    directory = resolve_model("smollm2-135m")
+    with quiet_progress():  # --no-progress: not even the GGUF conversion's own bar
+        directory = resolve_model("smollm2-135m")
+    assert "GGUF" not in capsys.readouterr().err
     assert resolve_model("smollm2-135m") == directory  # cached: built once
     model, tokenizer = load_causal_lm(directory)  # checks that the template renders tool calls
     assert type(model).__name__ == "LlamaForCausalLM" and sum(p.numel() for p in model.parameters()) == 134_515_008

@@ -23,8 +23,12 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from agentgym_budget._internal.install_hint import install_command
@@ -85,6 +89,24 @@ def _plain_copy(model: object) -> object:
     return plain.eval()
 
 
+@contextmanager
+def _gguf_bar_follows_transformers() -> Iterator[None]:
+    """transformers draws its GGUF conversion bar with plain ``tqdm``, outside its own progress switch: within the
+    block that bar is off whenever transformers' bars are (``--no-progress``)."""
+    from transformers.utils import logging as hf_logging
+
+    converter = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+    bar = getattr(converter, "tqdm", None)
+    if bar is None or hf_logging.is_progress_bar_enabled():
+        yield
+        return
+    converter.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        converter.tqdm = bar
+
+
 def gguf_directory(path: str | Path) -> Path:
     """The cached Hugging Face directory of a GGUF file (built on first use; see the module docstring).
 
@@ -102,7 +124,8 @@ def gguf_directory(path: str | Path) -> Path:
     def build(directory: Path) -> None:
         try:
             tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-            model = transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
+            with _gguf_bar_follows_transformers():
+                model = transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
         except (OSError, ValueError, KeyError) as err:
             raise DataError(f"Cannot load {path} as a causal language model: {err}") from err
         tokenizer.chat_template = templates.qwen2_5_chat_template
