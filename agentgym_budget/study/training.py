@@ -1,5 +1,6 @@
 """The study's training runs: the SFT base first, then the RL runs, side by side in worker processes.
 
+The SFT run's training games are generated over ``workers`` processes before it plays its demonstrations.
 Every RL run starts from the same ``sft/final`` and is independent of the others, so :func:`train_runs` trains
 them in up to ``workers`` spawned processes (:func:`~agentgym_budget.runner.pool.run_jobs`), each with the
 parent's number of torch threads: a run's weights and logs are the ones it would get alone (each run seeds
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentgym_budget.prepare import prepare_tasks, select_tasks
 from agentgym_budget.runner.pool import run_jobs
 from agentgym_budget.study.timing import add_time, spent_since, start_clock, timed
 from agentgym_budget.train.config import TrainConfig
@@ -93,7 +95,7 @@ def train_runs(runs: Sequence[tuple[str, TrainConfig]], out: Path, *, workers: i
         WorkerError: A run failed in a worker process (runs finished before it are kept; rerun to resume).
     """
     for directory, config in (run for run in runs if run[1].recipe == "sft"):
-        timed(out, directory, lambda c=config, d=directory: run_training(c, out / d, progress=progress))
+        timed(out, directory, lambda c=config, d=out / directory: _sft_run(c, d, workers=workers, progress=progress))
     rest = [run for run in runs if run[1].recipe != "sft"]
     workers = side_by_side([config for _, config in rest], workers) if len(rest) > 1 else 1
     if workers <= 1:
@@ -113,6 +115,15 @@ def train_runs(runs: Sequence[tuple[str, TrainConfig]], out: Path, *, workers: i
         run_jobs(_train_in_worker, jobs, workers=min(workers, len(jobs)), on_result=record)
     finally:
         bar.close()
+
+
+def _sft_run(config: TrainConfig, directory: Path, *, workers: int, progress: bool) -> dict[str, Any]:
+    """The SFT run, its training tasks' games generated first over ``workers`` processes (its demonstrations then
+    play them one after another without building any)."""
+    if workers > 1 and config.init is None and not (directory / "final" / "config.json").is_file():
+        ref = config.session_config().ref
+        prepare_tasks(ref, select_tasks(ref, config.train_tasks), workers=workers, progress=progress, known_only=True)
+    return run_training(config, directory, progress=progress)
 
 
 def _progress_bar(total: int, workers: int, progress: bool) -> Any:
