@@ -84,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "~18 h; smoke and quick "
         "show the pipeline on the tiny model and decide nothing; tiny: the earlier 80-minute study on the tiny model; "
         "smollm2: the first SmolLM2 preset; generate: default by its policy's name; score: SmolLM2 scoring the "
-        "admissible commands on Coin Collector level 103, four arms x three seeds (about 147 min estimated); long: score "
+        "admissible commands on Coin Collector level 103, four arms x three seeds (about 170 min); long: score "
         "with four times the RL episodes and twice the evaluation (about 7 h estimated, resumable); score-smoke: a "
         "scoring study in minutes",
     )

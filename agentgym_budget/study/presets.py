@@ -16,7 +16,7 @@ preset          base         what it is for
                              sampling; 2.6 h estimated), kept to redo the runs of docs/results/log.md
 ``generate``    SmolLM2-135M ``default`` by the name of its policy (generated commands, ``hf:`` agents)
 ``score``       SmolLM2-135M a **scoring policy** on Coin Collector level 103, 4 arms x 3 training seeds,
-                             sized to fit 150 min (estimated from a measured pilot; not yet run)
+                             about 170 min (training measured; not yet run end to end)
 ``long``        SmolLM2-135M ``score`` with 4x the RL episodes and twice the evaluation (about 7 h; not yet run)
 ``score-smoke`` tiny         the tests' end-to-end run of a scoring study (every stage, seconds of training)
 =============== ============ ==================================================================================
@@ -64,9 +64,10 @@ single-step claim reads the exact probability of optimal actions (``p_optimal``)
 frozen forward passes, 20 steps), an RL run of 10 x 32 episodes 6-7 CPU min (two side by side), an evaluation
 episode 4.2 CPU s, a probe episode walked for states 5 CPU s per agent, a recovery state 38 CPU s per agent
 (k = 0..3 x 2 episodes): with 32 test tasks x 3 episodes (Pass@(K,T) for K = 1, 2), 16 probe episodes and 8
-recovery states, about 17 + 44 + 43 + 10 + 33 = 147 minutes. Measured in that pilot: 10 RL steps did not move
-Pass@1 across three seeds (budget_dependence would need about 21x its sizes), so ``score`` is not expected to
-decide the Pass@(K,T) claims: it is the largest study that fits 150 minutes.
+recovery states, about 17 + 44 + 43 + 10 + 33 = 147 minutes estimated; its own training, measured since
+(2026-12-07), took 16 min of SFT and about 67 of RL (BudgetMix's episodes at T = 5 and 7 are longer than the
+pilot's), so about 170 minutes in all. Measured in the pilot: 10 RL steps did not move Pass@1 across three seeds
+(budget_dependence would need about 21x its sizes), so ``score`` is not expected to decide the Pass@(K,T) claims.
 
 **long**: ``score`` with 40 RL steps a run (1,280 episodes, the size at which the scoring sanity gate's RL moved
 held-out success by +0.17 on level 3, ``benchmarks/results/scoring_gate.json``), 64 test tasks x 4 episodes
