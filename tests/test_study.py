@@ -138,8 +138,8 @@ def _check_evaluation_on_test_tasks(study, study_dir):
 def _check_timing(study, study_dir):
     """Every stage timed in timing.json, and no time in study.json."""
     timing = json.loads((study_dir / "timing.json").read_text())
-    assert set(timing) == {*STUDY_ARMS, "passkt", "probe", "recovery"}
-    assert all(entry["wall_s"] > 0 and entry["cpu_s"] > 0 for entry in timing.values())
+    assert set(timing) == {*STUDY_ARMS, "passkt", "probe", "recovery"}  # one worker: no runs side by side
+    assert all(entry["wall_s"] > 0 and entry["cpu_s"] > 0 and "within" not in entry for entry in timing.values())
     assert "wall_s_last_invocation" not in json.dumps(study)  # study.json holds no time
 
 
@@ -309,9 +309,13 @@ def test_the_smoke_preset_runs_the_whole_study_from_the_command_line(tmp_path):
         "budgetmix_robustness",
         "process_supervision",
     ]
-    assert set(json.loads((out / "timing.json").read_text())) == {*study["agents"], "passkt", "probe", "recovery"}
+    timing = json.loads((out / "timing.json").read_text())
+    assert set(timing) == {*study["agents"], "rl_runs", "passkt", "probe", "recovery"}  # 3 RL runs, 2 at a time
+    rl_runs = [entry for entry in timing.values() if entry.get("within") == "rl_runs"]
+    assert len(rl_runs) == 3 and timing["rl_runs"]["wall_s"] < sum(entry["wall_s"] for entry in rl_runs)
     report = (out / "study.md").read_text()
     assert "## Claims" in report and "## Time" in report
+    assert "| rl_runs: the runs in it, 2 side by side |" in report and "| fixed (in rl_runs) |" in report
     written = (out / "study.json").read_bytes()
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=900)
@@ -357,7 +361,7 @@ def test_rl_runs_go_side_by_side_only_as_far_as_memory_holds_them() -> None:
         return [replace(study.recipe("fixed", None), model=study.train.model, seed=seed) for seed in range(3)]
 
     if machine_bytes() < 34 * 2**30:
-        assert side_by_side(rl_runs("default"), workers=2) == 1
+        assert side_by_side(rl_runs("generate"), workers=2) == 1
     assert side_by_side(rl_runs("score"), workers=2) == 2  # scoring runs: top blocks, no generation
     assert side_by_side(rl_runs("smoke"), workers=2) == 2  # the tiny model
     assert side_by_side(rl_runs("smoke"), workers=1) == 1

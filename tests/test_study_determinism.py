@@ -92,7 +92,9 @@ def test_rl_runs_trained_side_by_side_give_the_weights_and_logs_of_runs_trained_
             assert (parallel / run / name).read_bytes() == (serial / run / name).read_bytes(), (run, name)
         assert _untimed_metrics(parallel / run) == _untimed_metrics(serial / run), run
     timing = json.loads((parallel / "timing.json").read_text())
-    assert set(timing) == set(runs) and all(timing[run]["cpu_s"] > 0 for run in runs)  # measured in the workers
+    assert set(timing) == {*runs, "rl_runs"} and all(timing[run]["cpu_s"] > 0 for run in runs)  # measured in workers
+    assert all(timing[run]["within"] == "rl_runs" for run in runs) and timing["rl_runs"]["side_by_side"] == 2
+    assert timing["rl_runs"]["cpu_s"] == pytest.approx(sum(timing[run]["cpu_s"] for run in runs), abs=0.2)
     resumed = (parallel / "timing.json").read_bytes()
     run_study(replace(config, workers=2), parallel, stages=arms, progress=False)  # all done: nothing to add
     assert (parallel / "timing.json").read_bytes() == resumed

@@ -23,6 +23,7 @@ from typing import Any
 
 from agentgym_budget.runner.store import read_jsonl
 from agentgym_budget.study.claims import machine
+from agentgym_budget.study.timing import study_totals
 
 __all__: list[str] = []
 
@@ -39,8 +40,7 @@ def machine_line(times: Mapping[str, Mapping[str, float]]) -> str:
         'load 1.0-2.5 (1-minute average); study 1.0 min wall, 1.5 min CPU'
     """
     loads = [entry[key] for entry in times.values() for key in ("load_start", "load_end") if key in entry]
-    wall = sum(entry["wall_s"] for entry in times.values()) / 60
-    cpu = sum(entry["cpu_s"] for entry in times.values()) / 60
+    wall, cpu = (seconds / 60 for seconds in study_totals(times))
     load = f"load {min(loads):.1f}-{max(loads):.1f} (1-minute average)" if loads else "load not recorded"
     stops = sum(entry.get("interrupted", 0) for entry in times.values())
     resumed = f" (stopped {stops}x and resumed)" if stops else ""

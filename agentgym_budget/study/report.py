@@ -6,6 +6,15 @@ Example:
     '| sft | 1.0 | 1.8 | 1.00 -> 2.50 |'
     >>> timing_lines({"passkt": {"wall_s": 60.0, "cpu_s": 90.0, "load_start": 1.0, "load_end": 2.0, "interrupted": 1}})[2]
     '| passkt (stopped 1x, resumed) | 1.0 | 1.5 | 1.00 -> 2.00 |'
+    >>> loads = {"load_start": 2.0, "load_end": 2.0}
+    >>> print(*timing_lines({"fixed": {"wall_s": 600, "cpu_s": 590, "within": "rl_runs", **loads},
+    ...                      "fixed@1": {"wall_s": 540, "cpu_s": 530, "within": "rl_runs", **loads},
+    ...                      "rl_runs": {"wall_s": 606, "cpu_s": 1120, "side_by_side": 2, **loads}})[2:], sep="\\n")
+    | fixed (in rl_runs) | 10.0 | 9.8 | 2.00 -> 2.00 |
+    | fixed@1 (in rl_runs) | 9.0 | 8.8 | 2.00 -> 2.00 |
+    | rl_runs: the runs in it, 2 side by side | 10.1 | 18.7 | 2.00 -> 2.00 |
+    | total (runs side by side: their block) | 10.1 | 18.7 | |
+    <BLANKLINE>
 """
 
 from __future__ import annotations
@@ -14,8 +23,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentgym_budget.study.claims import claims_markdown
+from agentgym_budget.study.timing import study_totals
 
 __all__: list[str] = []
+
+
+def _summed_wall(times: Mapping[str, Mapping[str, float]]) -> float:
+    return sum(entry["wall_s"] for entry in times.values() if "side_by_side" not in entry)
 
 
 def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
@@ -23,12 +37,18 @@ def timing_lines(times: Mapping[str, Mapping[str, float]]) -> list[str]:
     lines = ["| stage | wall min | CPU min | load (1 min) |", "|---|---|---|---|"]
     for stage, entry in times.items():
         stops = entry.get("interrupted", 0)
+        label = f"{stage}{f' (stopped {stops}x, resumed)' if stops else ''}"
+        if "side_by_side" in entry:
+            label += f": the runs in it, {entry['side_by_side']} side by side"
+        elif "within" in entry:
+            label += f" (in {entry['within']})"
         lines.append(
-            f"| {stage}{f' (stopped {stops}x, resumed)' if stops else ''} | {entry['wall_s'] / 60:.1f} | "
+            f"| {label} | {entry['wall_s'] / 60:.1f} | "
             f"{entry['cpu_s'] / 60:.1f} | {entry['load_start']:.2f} -> {entry['load_end']:.2f} |"
         )
-    wall, cpu = sum(e["wall_s"] for e in times.values()), sum(e["cpu_s"] for e in times.values())
-    lines += [f"| total | {wall / 60:.1f} | {cpu / 60:.1f} | |", ""]
+    wall, cpu = study_totals(times)
+    lines += [f"| total{' (runs side by side: their block)' if wall < _summed_wall(times) else ''} | "
+              f"{wall / 60:.1f} | {cpu / 60:.1f} | |", ""]  # fmt: skip
     if any(entry.get("interrupted") for entry in times.values()):
         lines += [
             "A stopped stage's time counts up to its stop; the CPU time of worker processes it left unfinished "

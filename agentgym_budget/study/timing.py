@@ -2,7 +2,9 @@
 
 A stage's time is added by :func:`timed` (a stage run in this process) or :func:`add_time` (a stage run in a
 worker process that measured itself: the study's RL runs, :mod:`agentgym_budget.study.training`), and only when
-the stage logged work or was interrupted, so a resume that finds a stage done adds nothing.
+the stage logged work or was interrupted, so a resume that finds a stage done adds nothing. Runs trained side by
+side are entries ``within`` a block (``rl_runs``: their wall time together, their CPU time summed), so that
+:func:`study_totals` counts their overlapping wall time once.
 """
 
 from __future__ import annotations
@@ -70,11 +72,17 @@ def timed(out: Path, stage: str, work: Callable[[], Any]) -> Any:
 
 
 def add_time(
-    out: Path, stage: str, spent: tuple[float, float, float], interrupted: bool, load_end: float | None = None
+    out: Path,
+    stage: str,
+    spent: tuple[float, float, float],
+    interrupted: bool,
+    load_end: float | None = None,
+    labels: dict[str, Any] | None = None,
 ) -> None:
     """Add ``spent`` (wall seconds, CPU seconds, 1-minute load at its start) to ``stage`` in ``timing.json``.
 
-    ``load_end``: the load when the work ended (default: now).
+    ``load_end``: the load when the work ended (default: now). ``labels``: keys set on the entry as given, such
+    as ``within`` (the name of the block of side-by-side runs it ran in: see :func:`study_totals`).
     """
     wall, cpu, load = spent
     times = stage_times(out)
@@ -90,6 +98,23 @@ def add_time(
         "cpu_s": round(entry.get("cpu_s", 0.0) + cpu, 1),
     }
     times[stage] |= loads
+    times[stage] |= labels or {}
     if interrupted or "interrupted" in entry:
         times[stage]["interrupted"] = entry.get("interrupted", 0) + int(interrupted)
     atomic_write_text(out / "timing.json", json.dumps(times, indent=2) + "\n")
+
+
+def study_totals(times: dict[str, dict[str, Any]]) -> tuple[float, float]:
+    """``(wall seconds, CPU seconds)`` of a study from its ``timing.json``: the entries that ran within a block
+    (``"within"``) are counted by their block, whose wall time is the block's own (its runs overlapped).
+
+    Example:
+        >>> times = {"sft": {"wall_s": 60.0, "cpu_s": 50.0},
+        ...          "fixed": {"wall_s": 100.0, "cpu_s": 90.0, "within": "rl_runs"},
+        ...          "fixed@1": {"wall_s": 110.0, "cpu_s": 95.0, "within": "rl_runs"},
+        ...          "rl_runs": {"wall_s": 112.0, "cpu_s": 185.0, "side_by_side": 2}}
+        >>> study_totals(times)
+        (172.0, 235.0)
+    """
+    counted = [entry for entry in times.values() if "within" not in entry]
+    return sum(entry["wall_s"] for entry in counted), sum(entry["cpu_s"] for entry in counted)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,9 @@ from agentgym_budget.train.config import TrainConfig
 from agentgym_budget.train.recipe import run_training
 
 __all__: list[str] = []
+
+RL_BLOCK = "rl_runs"
+"""The ``timing.json`` entry of the RL runs trained side by side (their wall time together)."""
 
 
 @dataclass(frozen=True)
@@ -102,19 +106,32 @@ def train_runs(runs: Sequence[tuple[str, TrainConfig]], out: Path, *, workers: i
         for directory, config in rest:
             timed(out, directory, lambda c=config, d=directory: run_training(c, out / d, progress=progress))
         return
-    jobs = [TrainingJob(directory, config, str(out), _torch_threads()) for directory, config in rest]
-    bar = _progress_bar(len(jobs), min(workers, len(jobs)), progress)
+    _train_side_by_side(rest, out, min(workers, len(rest)), progress)
+
+
+def _train_side_by_side(runs: Sequence[tuple[str, TrainConfig]], out: Path, workers: int, progress: bool) -> None:
+    """Train ``runs`` over ``workers`` processes; each run's time is added ``within`` the block :data:`RL_BLOCK`,
+    whose own entry holds their wall time together and their CPU time summed."""
+    jobs = [TrainingJob(directory, config, str(out), _torch_threads()) for directory, config in runs]
+    bar = _progress_bar(len(jobs), workers, progress)
+    began, load, cpu, finished = time.perf_counter(), os.getloadavg()[0], [], False
 
     def record(result: dict[str, Any]) -> None:
         if result["spent"] is not None:
-            add_time(out, result["directory"], tuple(result["spent"]), interrupted=False, load_end=result["load_end"])
+            spent = tuple(result["spent"])
+            add_time(out, result["directory"], spent, False, result["load_end"], labels={"within": RL_BLOCK})
+            cpu.append(spent[1])
         bar.set_postfix_str(result["directory"], refresh=False)
         bar.update(1)
 
     try:
-        run_jobs(_train_in_worker, jobs, workers=min(workers, len(jobs)), on_result=record)
+        run_jobs(_train_in_worker, jobs, workers=workers, on_result=record)
+        finished = True
     finally:
         bar.close()
+        if cpu or not finished:
+            spent = (time.perf_counter() - began, sum(cpu), load)
+            add_time(out, RL_BLOCK, spent, not finished, labels={"side_by_side": workers})
 
 
 def _sft_run(config: TrainConfig, directory: Path, *, workers: int, progress: bool) -> dict[str, Any]:
