@@ -338,7 +338,8 @@ def test_train_and_study_default_env_args_belong_to_the_default_env() -> None:
     assert cmd_train.build_config(parse(["train", "--recipe", "sft", *other])).env_kwargs == ()
     assert cmd_train.build_config(parse(["train", "--recipe", "sft", "--out", "x"])).env_kwargs == (("level", 3),)
     assert cmd_study.build_study(parse(["study", *other])).env_kwargs == ""
-    assert cmd_study.build_study(parse(["study", "--out", "x"])).env_kwargs == "level=3"
+    assert cmd_study.build_study(parse(["study", "--out", "x"])).env_kwargs == "level=103"  # the default preset's
+    assert cmd_study.build_study(parse(["study", "--out", "x", "--preset", "smoke"])).env_kwargs == "level=3"
 
 
 def test_a_study_preset_sets_its_task_and_budgets_and_flags_win_over_them() -> None:

@@ -98,18 +98,21 @@ def test_cli_preset_sets_sizes_and_flags_override_them():
     assert (study.train.grpo.episodes_per_step, study.train.grpo.num_generations) == (16, 8)
     groups_of_4 = build_study(parser.parse_args(["--out", "x", "--preset", "tiny", "--rl-num-generations", "4"]))
     assert (groups_of_4.train.grpo.episodes_per_step, groups_of_4.train.grpo.num_generations) == (16, 4)
-    plain = build_study(parser.parse_args(["--out", "x"]))  # no --preset: the default preset, on SmolLM2
-    assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds) == (4, 32, 1)
-    assert plain.train.sft_agent.startswith("noisy-expert") and plain.train.sft_mask_errors
-    assert (plain.train.model, plain.train_budget, plain.arms) == ("smollm2-135m", 4, ("fixed", "budgetmix"))
-    grpo = plain.recipe("fixed", Path("sft/final")).grpo
+    plain = build_study(parser.parse_args(["--out", "x"]))  # no --preset: the default preset, score on SmolLM2
+    assert (plain.eval_samples, plain.eval_tasks, plain.training_seeds, plain.policy) == (2, 32, 3, "score")
+    assert (plain.probe_states, plain.recovery_states, plain.env_kwargs) == (12, 4, "level=103")
+    generate = build_study(parser.parse_args(["--out", "x", "--preset", "generate"]))
+    assert (generate.eval_samples, generate.eval_tasks, generate.training_seeds) == (4, 32, 1)
+    assert generate.train.sft_agent.startswith("noisy-expert") and generate.train.sft_mask_errors
+    assert (generate.train.model, generate.train_budget, generate.arms) == ("smollm2-135m", 4, ("fixed", "budgetmix"))
+    grpo = generate.recipe("fixed", Path("sft/final")).grpo
     assert (grpo.learning_rate, grpo.dynamic_sampling, grpo.episodes_per_step, grpo.num_generations) == (
         1e-5,
         True,
         4,
         4,
     )
-    assert build_study(parser.parse_args(["--out", "x", "--train-budget", "6"])).train_budget == 6
+    assert build_study(parser.parse_args(["--out", "x", "--train-budget", "7"])).train_budget == 7
     noisy = build_study(parser.parse_args(["--out", "x", "--noisy-demonstrations"]))
     assert noisy.train.sft_agent.startswith("noisy-expert") and not noisy.train.sft_mask_errors
     clean = build_study(parser.parse_args(["--out", "x", "--demonstrations", "clean"]))
@@ -210,15 +213,14 @@ def test_the_score_presets_train_scoring_policies_with_the_scoring_settings():
     assert (fixed.policy, fixed.grpo.learning_rate) == ("score", SCORE_RL_DEFAULTS["learning_rate"])
     assert (
         score.to_json()["policy"] == "score"
-        and "policy" not in build_study(parser.parse_args(["--out", "x"])).to_json()
+        and "policy" not in build_study(parser.parse_args(["--out", "x", "--preset", "generate"])).to_json()
     )
     flagged = build_study(
         parser.parse_args(["--out", "x", "--preset", "smoke", "--policy", "score", "--train-blocks", "3"])
     )
     assert (flagged.train.policy, flagged.train.score.train_blocks, flagged.train.model) == ("score", 3, None)
-    assert build_study(parser.parse_args(["--out", "x", "--preset", "generate"])) == build_study(
-        parser.parse_args(["--out", "x"])
-    )
+    assert score == build_study(parser.parse_args(["--out", "x"]))  # the default study is the scoring study
+    assert build_study(parser.parse_args(["--out", "x", "--preset", "generate"])).policy == "generate"
     with pytest.raises(InvalidOptionError, match="add --policy score"):
         build_study(parser.parse_args(["--out", "x", "--preset", "smoke", "--train-blocks", "3"]))
     with pytest.raises(InvalidOptionError, match="policy must be one of generate, score, got 'sample'"):

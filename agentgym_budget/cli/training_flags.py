@@ -157,8 +157,9 @@ def with_tiny_size(config, args: argparse.Namespace):
     return replace(config, tiny=replace(config.tiny, layers=layers, hidden_size=width))
 
 
-def add_training_env_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--env`` and ``--env-args``, whose default arguments belong to the default env only (train and study)."""
+def add_training_env_arguments(parser: argparse.ArgumentParser, default_args: str = DEFAULT_TRAIN_ENV_ARGS) -> None:
+    """``--env`` and ``--env-args``, whose default arguments belong to the default env only (train and study);
+    ``default_args``: how the help names them (a study's preset brings its own)."""
     parser.add_argument(
         "--env", default=DEFAULT_TRAIN_ENV, metavar="ID", help=f"environment (default {DEFAULT_TRAIN_ENV})"
     )
@@ -166,7 +167,7 @@ def add_training_env_arguments(parser: argparse.ArgumentParser) -> None:
         "--env-args",
         default=None,
         metavar="K=V,...",
-        help=f"its arguments (default {DEFAULT_TRAIN_ENV_ARGS} for {DEFAULT_TRAIN_ENV}, none for other envs)",
+        help=f"its arguments (default {default_args} for {DEFAULT_TRAIN_ENV}, none for other envs)",
     )
 
 

