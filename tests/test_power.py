@@ -36,7 +36,7 @@ def _decided_share(claim: dict, growth: float, tested: int, runs: int = 4000) ->
     return decided / runs
 
 
-MEASURED = [  # the default study's four measured claims (docs/results/study.json, 2026-12-06)
+MEASURED = [  # the generation study's four measured claims (docs/results/study-generate.json, 2026-12-06)
     {"claim": "budget_dependence", "estimate": 0.039, "interval": {"half_width": 0.107, "confidence": 0.95}},
     {"claim": "single_step", "estimate": 0.037, "interval": {"half_width": 0.061, "confidence": 0.9}},
     {"claim": "recovery", "estimate": 0.0625, "interval": {"half_width": 0.094, "confidence": 0.95}},
